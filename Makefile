@@ -1,0 +1,66 @@
+# The two commands the README starts with: `make demo` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+APT_PACKAGES := prometheus victoria-metrics chromium
+
+.PHONY: demo test install dev system-deps lint typecheck unit bench dashboards clean
+
+$(BIN)/whathappened: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+install: $(BIN)/whathappened
+
+demo: install
+	$(BIN)/whathappened demo
+
+$(VENV)/.dev: pyproject.toml $(BIN)/whathappened
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+dev: $(VENV)/.dev
+
+# Real servers the tests start on loopback: Debian's prometheus (with promtool) and victoria-metrics, and
+# Chromium for the HTML report. kubectl comes with the machine image, else Debian's kubernetes-client.
+system-deps:
+	@missing=""; \
+	command -v prometheus >/dev/null || missing="$$missing prometheus"; \
+	command -v promtool >/dev/null || missing="$$missing prometheus"; \
+	command -v victoria-metrics >/dev/null || missing="$$missing victoria-metrics"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v kubectl >/dev/null || missing="$$missing kubernetes-client"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+lint: dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	@# import-linter walks the package folder, so give it the installed layout (collectors/ etc. inside).
+	rm -rf build/importcheck && mkdir -p build/importcheck && cp -r whathappened build/importcheck/
+	for part in collectors exporters dashboards; do cp -r $$part build/importcheck/whathappened/$$part; done
+	cd build/importcheck && PYTHONPATH=. ../../$(BIN)/lint-imports --config ../../pyproject.toml
+
+typecheck: dev
+	$(BIN)/mypy whathappened collectors exporters dashboards
+
+unit: dev system-deps
+	$(BIN)/pytest -q
+
+test: dev system-deps lint typecheck unit
+
+bench: dev system-deps
+	$(PY) -m bench.run
+
+dashboards: install
+	$(BIN)/whathappened dashboards generate --out dashboards/
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""Sources of evidence: Kubernetes, Prometheus, Elasticsearch/OpenSearch logs, and offline snapshots."""

@@ -1,0 +1,1 @@
+"""The exporter sidecar: cloud maintenance notices, the launch preflight and GPU health as metrics."""

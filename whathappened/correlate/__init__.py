@@ -1,0 +1,1 @@
+"""Cause rules, cause chains, and root versus collateral."""

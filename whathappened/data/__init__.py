@@ -1,0 +1,1 @@
+"""Package data: the demo incidents and the JSON schema."""

@@ -1,0 +1,54 @@
+"""The one exception tree. The CLI maps each class to the contract's exit code and prints one line."""
+
+from __future__ import annotations
+
+
+class WhathappenedError(Exception):
+    """Anything we report to the user as one line. ``exit_code`` follows CONTRACT.md section 1."""
+
+    exit_code = 1
+
+
+class UsageError(WhathappenedError):
+    exit_code = 2
+
+
+class ConfigError(WhathappenedError):
+    exit_code = 2
+
+
+class ExperimentNotFound(WhathappenedError):
+    exit_code = 4
+
+    def __init__(self, experiment: str, suggestions: tuple[str, ...] = ()) -> None:
+        self.experiment = experiment
+        self.suggestions = suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"experiment {experiment!r} was not found in any source{hint}")
+
+
+class SourceError(WhathappenedError):
+    """A source failed. Carries the contract status; the message must already be scrubbed of secrets."""
+
+    status = "failed"
+
+    def __init__(self, message: str, *, status: str | None = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+class SourceUnreachable(SourceError):
+    status = "unreachable"
+
+
+class SourceForbidden(SourceError):
+    status = "forbidden"
+
+
+class SourceTimeout(SourceError):
+    status = "timeout"
+
+
+class SnapshotError(WhathappenedError):
+    """A snapshot folder that cannot be read at all (a single bad file is reported, not raised)."""

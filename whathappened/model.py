@@ -1,0 +1,200 @@
+"""Frozen value types shared by every layer: what happened, to whom, and what we conclude.
+
+No third-party imports here. Times are timezone-aware UTC everywhere; collectors normalize at the edge.
+The original payload of an event travels in ``raw`` for ``--debug`` and the HTML report only: it takes no
+part in equality, hashing or de-duplication.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2, Severity.CRITICAL: 3}
+
+
+class SourceStatus(StrEnum):
+    """The contract's per-source outcome (CONTRACT.md section 2)."""
+
+    OK = "ok"
+    NOT_CONFIGURED = "not_configured"
+    UNREACHABLE = "unreachable"
+    FORBIDDEN = "forbidden"
+    TIMEOUT = "timeout"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    start: datetime
+    end: datetime
+
+    def __post_init__(self) -> None:
+        if self.start.tzinfo is None or self.end.tzinfo is None:
+            raise ValueError("window bounds must be timezone-aware")
+        if self.end <= self.start:
+            raise ValueError("window end must be after its start")
+
+    def contains(self, at: datetime) -> bool:
+        return self.start <= at <= self.end
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What an event is about. Any field may be unknown (None)."""
+
+    namespace: str | None = None
+    pod: str | None = None
+    container: str | None = None
+    node: str | None = None
+    gpu: str | None = None  # the GPU index on its node as dcgm-exporter labels it ("5"); UUID goes in attrs
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    at: datetime
+    source: str  # "kubernetes" | "prometheus" | "logs" (snapshots report the source the payload came from)
+    kind: str  # a value of whathappened.kinds.Kind
+    severity: Severity
+    summary: str
+    subject: Subject = Subject()
+    attrs: Mapping[str, Any] = field(default_factory=lambda: EMPTY, compare=False, hash=False)
+    raw: Any = field(default=None, compare=False, hash=False, repr=False)
+
+    @property
+    def identity(self) -> tuple[Any, ...]:
+        """What makes two reports the same happening: used for de-duplication across and within sources."""
+        return (self.at, self.source, self.kind, self.subject, self.summary)
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerInfo:
+    name: str
+    restarts: int = 0
+    state: str | None = None  # "running" | "waiting" | "terminated"
+    reason: str | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    message: str | None = None
+    started: datetime | None = None
+    finished: datetime | None = None
+    last_reason: str | None = None
+    last_exit_code: int | None = None
+    last_finished: datetime | None = None
+    init: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PodInfo:
+    name: str
+    namespace: str
+    node: str | None = None
+    uid: str | None = None
+    labels: Mapping[str, str] = field(default_factory=lambda: EMPTY, compare=False, hash=False)
+    owner_kind: str | None = None
+    owner_name: str | None = None
+    phase: str | None = None
+    reason: str | None = None
+    message: str | None = None
+    created: datetime | None = None
+    started: datetime | None = None
+    ended: datetime | None = None
+    deleted: datetime | None = None
+    gpus_requested: int = 0
+    containers: tuple[ContainerInfo, ...] = ()
+    sources: frozenset[str] = frozenset()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    name: str
+    provider: str | None = None  # "azure" | "aws" | "gcp" | None, from spec.providerID
+    instance_type: str | None = None
+    gpu_product: str | None = None
+    gpu_count: int = 0
+    unschedulable: bool = False
+    ready: bool | None = None
+    labels: Mapping[str, str] = field(default_factory=lambda: EMPTY, compare=False, hash=False)
+    taints: tuple[str, ...] = ()  # "key=value:Effect"
+    sources: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceReport:
+    name: str
+    status: SourceStatus
+    detail: str = ""
+    requests: int = 0
+    elapsed_s: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status not in (SourceStatus.OK, SourceStatus.NOT_CONFIGURED)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    pod: str
+    namespace: str
+    node: str | None
+    cause: str
+    category: str
+    retryable: bool
+    root: bool | None
+    caused_by: str | None
+    confidence: float
+    summary: str
+    evidence: tuple[int, ...] = ()
+    next_step: str = ""
+    gpu: str | None = None
+    ended: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LostWork:
+    gpu_hours: float
+    since: datetime
+    until: datetime
+    basis: str  # "checkpoint" | "job start"
+
+
+@dataclass(frozen=True)
+class Report:
+    experiment: str
+    namespace: str | None
+    window: Window
+    sources: tuple[SourceReport, ...]
+    pods: tuple[PodInfo, ...]
+    nodes: tuple[NodeInfo, ...]
+    timeline: tuple[TimelineEvent, ...]
+    verdicts: tuple[Verdict, ...] = ()
+    root_cause: Verdict | None = None
+    next_step: str = ""
+    lost_work: LostWork | None = None
+    chain: tuple[int, ...] = ()  # timeline indexes of the root cause's chain, in order

@@ -1,0 +1,1 @@
+"""Reports: rich terminal, JSON, Markdown and HTML."""
