@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from whathappened.errors import ConfigError
+from whathappened.errors import ConfigError, remember_secret
 from whathappened.model import EMPTY
 from whathappened.scope import DEFAULT_LABEL_KEYS
 
@@ -47,6 +47,7 @@ class Secret:
 
     def __init__(self, value: str) -> None:
         self._value = value
+        remember_secret(value)
 
     def reveal(self) -> str:
         return self._value

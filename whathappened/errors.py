@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class WhathappenedError(Exception):
     """Anything we report to the user as one line. ``exit_code`` follows CONTRACT.md section 1."""
@@ -52,3 +54,33 @@ class SourceTimeout(SourceError):
 
 class SnapshotError(WhathappenedError):
     """A snapshot folder that cannot be read at all (a single bad file is reported, not raised)."""
+
+
+# --- keeping secrets out of every message -------------------------------------------------------------------
+
+_KNOWN_SECRETS: set[str] = set()
+_PATTERNS = (
+    (re.compile(r"(?i)(://)[^/\s:@]+:[^/\s@]+@"), r"\1***:***@"),  # user:password@ in URLs
+    (re.compile(r"(?i)\b(bearer|basic|apikey|api-key|token)(\s+|=|:\s*)[A-Za-z0-9._~+/=-]{6,}"), r"\1\2***"),
+    (
+        re.compile(
+            r"(?i)\b(password|passwd|secret|api_key|access_token|client-key-data|token)(\"?\s*[=:]\s*\"?)[^\s\"&,;]+"
+        ),
+        r"\1\2***",
+    ),
+)
+
+
+def remember_secret(value: str) -> None:
+    """Register a secret value so that ``scrub`` removes it wherever it appears."""
+    if value and len(value) >= 4:
+        _KNOWN_SECRETS.add(value)
+
+
+def scrub(text: str) -> str:
+    """The text with every known secret and every credential-shaped token masked."""
+    for secret in sorted(_KNOWN_SECRETS, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from whathappened.errors import SourceError, WhathappenedError
+from whathappened.errors import SourceError, WhathappenedError, scrub
 from whathappened.model import SourceReport, SourceStatus, TimelineEvent
 from whathappened.scope import Collector, Discovery, Query, Scope, merge_nodes, merge_pods
 from whathappened.timeline import merge_timeline
@@ -138,9 +138,9 @@ def _failure(collector: Collector, outcome: _Outcome, elapsed: float) -> SourceR
     if error is None:
         return None
     if isinstance(error, SourceError):
-        return SourceReport(collector.name, SourceStatus(error.status), str(error), collector.requests, elapsed)
+        return SourceReport(collector.name, SourceStatus(error.status), scrub(str(error)), collector.requests, elapsed)
     if isinstance(error, WhathappenedError):
-        return SourceReport(collector.name, SourceStatus.FAILED, str(error), collector.requests, elapsed)
+        return SourceReport(collector.name, SourceStatus.FAILED, scrub(str(error)), collector.requests, elapsed)
     # An unexpected error inside a collector is a bug of ours; report it by type only, since its text may
     # carry a URL or header from the failing request.
     return SourceReport(
@@ -153,8 +153,16 @@ def _failure(collector: Collector, outcome: _Outcome, elapsed: float) -> SourceR
 
 
 def _ok(collector: Collector, events: list[TimelineEvent], scope: Scope, elapsed: float) -> SourceReport:
+    """A source that answered. One that answered only in part (bad lines in a file, a query that failed
+    among several) lists ``problems``: then its events are kept and its status says ``failed``."""
     detail = getattr(collector, "detail", None)
     if not isinstance(detail, str) or not detail:
         pods = {e.subject.pod for e in events if e.subject.pod}
         detail = f"{len(events)} events, {len(pods)} pods"
+    problems = [str(p) for p in getattr(collector, "problems", None) or ()]
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; {len(problems) - 5} more problems" if len(problems) > 5 else "")
+        return SourceReport(
+            collector.name, SourceStatus.FAILED, f"{shown} ({detail})", collector.requests, round(elapsed, 3)
+        )
     return SourceReport(collector.name, SourceStatus.OK, detail, collector.requests, round(elapsed, 3))

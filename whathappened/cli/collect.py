@@ -1,0 +1,81 @@
+"""``whathappened collect EXPERIMENT -o DIR``: record an incident from the live sources as a snapshot folder.
+
+The folder is the scenario format, so it can be attached to a ticket and explained later, offline, with
+``whathappened EXPERIMENT --snapshot DIR``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from whathappened.cli import options as o
+from whathappened.cli.report_io import progress
+from whathappened.errors import UsageError, WhathappenedError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("collect", help="Record the experiment's evidence from live sources into a snapshot folder.")(collect)
+
+
+def collect(
+    experiment: Annotated[str, typer.Argument(help="The experiment's name.")],
+    output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Folder to write the snapshot into.")],
+    namespace: o.Namespace = None,
+    all_namespaces: o.AllNamespaces = False,
+    kubeconfig: o.Kubeconfig = None,
+    context: o.Context = None,
+    prometheus_url: o.PrometheusUrl = None,
+    elasticsearch_url: o.ElasticsearchUrl = None,
+    log_index: o.LogIndex = None,
+    event_index: o.EventIndex = None,
+    since: o.Since = None,
+    start: o.Start = None,
+    end: o.End = None,
+    config: o.ConfigFile = None,
+    debug: o.Debug = False,
+    deadline: o.Deadline = None,
+    insecure_skip_tls_verify: o.Insecure = False,
+) -> None:
+    from whathappened.gather import gather
+    from whathappened.snapshot_writer import write_snapshot
+    from whathappened.sources import live_sources
+
+    chosen = o.SourceOptions(
+        namespace,
+        all_namespaces,
+        kubeconfig,
+        context,
+        prometheus_url,
+        elasticsearch_url,
+        log_index,
+        event_index,
+        since,
+        start,
+        end,
+        config,
+        None,
+        debug,
+        (),
+        deadline,
+        (),
+        insecure_skip_tls_verify,
+    )
+    settings = chosen.settings()
+    window = o.window_of(settings)
+    sources = live_sources(settings)
+    if not sources.collectors:
+        raise UsageError(
+            "no live source is configured: give --kubeconfig/--context, --prometheus-url or --elasticsearch-url"
+        )
+    query = o.query_of(experiment, settings, sources.namespace, window)
+    with progress("collecting"):
+        gathered = gather(sources.collectors, query, settings.deadline_s, sources.not_configured)
+    if not gathered.found:
+        raise WhathappenedError(f"experiment {experiment!r} was not found; nothing recorded")
+    written = write_snapshot(output_dir, sources.collectors, gathered)
+    typer.echo(f"wrote {', '.join(written)} to {output_dir}")
+    if any(s.failed for s in gathered.sources):
+        raise typer.Exit(3)

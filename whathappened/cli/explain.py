@@ -1,0 +1,85 @@
+"""``whathappened explain EXPERIMENT`` (also plain ``whathappened EXPERIMENT``): the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from whathappened.cli import options as o
+from whathappened.cli.report_io import emit, progress
+from whathappened.errors import UsageError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("explain", help="Explain why the experiment's pods ended (the default command).")(explain)
+
+
+def explain(
+    experiment: Annotated[str, typer.Argument(help="The experiment's name (a label value or owner name).")],
+    namespace: o.Namespace = None,
+    all_namespaces: o.AllNamespaces = False,
+    kubeconfig: o.Kubeconfig = None,
+    context: o.Context = None,
+    prometheus_url: o.PrometheusUrl = None,
+    elasticsearch_url: o.ElasticsearchUrl = None,
+    log_index: o.LogIndex = None,
+    event_index: o.EventIndex = None,
+    since: o.Since = None,
+    start: o.Start = None,
+    end: o.End = None,
+    output: Annotated[o.Output | None, typer.Option("--output", "-o", help="rich | json | markdown | html")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the report to this file.")] = None,
+    config: o.ConfigFile = None,
+    snapshot: o.Snapshot = None,
+    debug: o.Debug = False,
+    label_key: o.LabelKey = None,
+    deadline: o.Deadline = None,
+    without: o.Without = None,
+    insecure_skip_tls_verify: o.Insecure = False,
+    log_preset: o.LogPreset = None,
+) -> None:
+    from whathappened.explain import explain as make_report
+    from whathappened.sources import live_sources, snapshot_sources
+
+    if namespace and all_namespaces:
+        raise UsageError("use either --namespace or --all-namespaces, not both")
+    chosen = o.SourceOptions(
+        namespace,
+        all_namespaces,
+        kubeconfig,
+        context,
+        prometheus_url,
+        elasticsearch_url,
+        log_index,
+        event_index,
+        since,
+        start,
+        end,
+        config,
+        snapshot,
+        debug,
+        tuple(label_key or ()),
+        deadline,
+        tuple(without or ()),
+        insecure_skip_tls_verify,
+        log_preset,
+    )
+    settings = chosen.settings()
+    window = o.window_of(settings)  # validate the window before touching any source
+    if snapshot is not None:
+        sources = snapshot_sources(snapshot, settings, chosen.without)
+    else:
+        sources = live_sources(settings, chosen.without)
+    if not sources.collectors:
+        raise UsageError(
+            "no source is configured: give --kubeconfig/--context, --prometheus-url, "
+            "--elasticsearch-url, or --snapshot DIR"
+        )
+    query = o.query_of(experiment, settings, sources.namespace, window)
+    with progress(f"asking {', '.join(c.name for c in sources.collectors)}"):
+        report = make_report(sources.collectors, query, settings.deadline_s, sources.not_configured)
+    emit(report, output, out, debug)
+    if any(s.failed for s in report.sources):
+        raise typer.Exit(3)

@@ -1,0 +1,88 @@
+"""The ``whathappened`` entry point: ``whathappened EXPERIMENT [options]`` plus the other commands.
+
+``whathappened NAME`` is ``whathappened explain NAME``; an experiment named like a command is reached with
+``whathappened explain NAME``. Errors print one red line and exit with the contract's code; tracebacks only
+with ``--debug``. Heavy libraries are imported by the commands that need them, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import typer
+
+from whathappened.errors import WhathappenedError, scrub
+
+COMMANDS = ("explain", "collect", "demo", "exporter", "preflight", "dashboards")
+HELP = (
+    "Why did my training run die? One timeline of everything that touched the experiment, the rank that failed "
+    "first, why, and what to do next.\n\n"
+    "Usage: whathappened EXPERIMENT [options]   (same as: whathappened explain EXPERIMENT [options])\n\n"
+    "Exit codes: 0 report made; 3 report made but a source failed; 4 experiment not found; 1 error; 2 usage."
+)
+
+app = typer.Typer(
+    name="whathappened",
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _register() -> None:
+    from whathappened.cli import collect, demo, explain
+
+    explain.register(app)
+    collect.register(app)
+    demo.register(app)
+    for optional in ("exporter", "dashboards"):
+        try:
+            module = __import__(f"whathappened.cli.{optional}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"whathappened.cli.{optional}":
+                raise
+            continue
+        module.register(app)
+
+
+def route(argv: Sequence[str]) -> list[str]:
+    """Insert ``explain`` when the first word is not a command: ``whathappened EXP -n ns`` or ``-n ns EXP``."""
+    args = list(argv)
+    if not args or args[0] in ("-h", "--help"):
+        return args
+    if args[0] in COMMANDS:
+        return args
+    return ["explain", *args]
+
+
+def run(argv: Sequence[str] | None = None) -> None:
+    args = route(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    _register()
+    try:
+        app(args=args, prog_name="whathappened", standalone_mode=True)
+    except WhathappenedError as exc:
+        fail(str(exc), exc.exit_code, debug)
+    except KeyboardInterrupt:
+        fail("interrupted", 130, debug)
+    except Exception as exc:
+        fail(f"unexpected error: {type(exc).__name__}: {exc}", 1, debug)
+
+
+def fail(message: str, code: int, debug: bool) -> None:
+    if debug:
+        import traceback
+
+        sys.stderr.write(scrub(traceback.format_exc()))
+    red = sys.stderr.isatty()
+    line = f"whathappened: {scrub(message)}".splitlines()[0] if message else "whathappened: error"
+    sys.stderr.write(f"\x1b[31m{line}\x1b[0m\n" if red else f"{line}\n")
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    run()

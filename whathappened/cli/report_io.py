@@ -1,0 +1,65 @@
+"""Rendering a report to the chosen output and destination, and the spinner while sources answer."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from whathappened.cli.options import Output
+from whathappened.errors import WhathappenedError
+from whathappened.model import Report
+
+
+def render(report: Report, output: Output, color: bool, debug: bool = False) -> str:
+    if output is Output.json:
+        from whathappened.render.jsonout import render_json
+
+        return render_json(report, debug)
+    if output is Output.markdown:
+        from whathappened.render.markdown import render_markdown
+
+        return render_markdown(report)
+    if output is Output.html:
+        try:
+            from whathappened.render.html import render_html
+        except ModuleNotFoundError as exc:
+            raise WhathappenedError("the HTML report is not available in this build") from exc
+        return render_html(report)
+    from whathappened.render.terminal import render_terminal
+
+    buffer = io.StringIO()
+    render_terminal(report, buffer, width=None if color else 160, color=color)
+    return buffer.getvalue()
+
+
+def emit(report: Report, output: Output | None, out: Path | None, debug: bool = False) -> None:
+    to_terminal = out is None and sys.stdout.isatty()
+    chosen = output or Output.rich
+    if chosen is Output.rich and to_terminal:
+        from whathappened.render.terminal import render_terminal
+
+        render_terminal(report)
+        return
+    text = render(report, chosen, color=False, debug=debug)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise WhathappenedError(f"cannot write {out}: {exc.strerror}") from exc
+
+
+@contextlib.contextmanager
+def progress(message: str) -> Iterator[None]:
+    """A spinner on standard error while sources answer, only when a person is watching."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(message):
+        yield

@@ -1,0 +1,84 @@
+"""What every human-readable renderer shares: which events to show, where they happened, and labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from whathappened.kinds import Kind
+from whathappened.model import Report, TimelineEvent, Verdict
+
+# Context lines are evidence, not news: they show in the chain and the HTML report, not the main timeline.
+QUIET_KINDS = frozenset({Kind.LOG_LINE})
+MAX_TIMELINE_ROWS = 400
+
+CAUSE_TITLES = {
+    "host-maintenance": "Host maintenance",
+    "spot-preemption": "Spot instance reclaimed",
+    "node-failure": "Node failure",
+    "node-pressure-eviction": "Evicted under node pressure",
+    "gpu-fallen-off-bus": "GPU fell off the bus",
+    "gpu-memory-error": "GPU memory error",
+    "gpu-hardware-error": "GPU hardware error",
+    "nvlink-error": "NVLink error",
+    "gpu-thermal": "GPU overheated",
+    "network-error": "Network error",
+    "nccl-timeout": "NCCL timeout",
+    "nccl-error": "NCCL error",
+    "peer-failure": "Torn down after another rank failed",
+    "scheduler-preemption": "Preempted by the scheduler",
+    "unschedulable": "Never scheduled",
+    "oom-killed": "Out of memory (container limit)",
+    "cuda-oom": "CUDA out of memory",
+    "application-error": "Application error",
+    "config-error": "Configuration error",
+    "liveness-probe": "Failed its liveness probe",
+    "deadline-exceeded": "Deadline exceeded",
+    "deleted": "Deleted",
+    "completed": "Completed",
+    "unknown": "Unknown",
+}
+
+
+def title_of(cause: str) -> str:
+    return CAUSE_TITLES.get(cause, cause)
+
+
+def where(event: TimelineEvent) -> str:
+    subject = event.subject
+    parts = [p for p in (subject.node, subject.pod) if p]
+    if subject.gpu is not None:
+        parts.append(f"GPU {subject.gpu}")
+    return " / ".join(parts) or "cluster"
+
+
+def shown_events(report: Report) -> list[tuple[int, TimelineEvent]]:
+    """Timeline rows worth a person's eye: everything but quiet kinds, unless a verdict cites them."""
+    cited = {i for v in report.verdicts for i in v.evidence} | set(report.chain)
+    rows = [(i, e) for i, e in enumerate(report.timeline) if e.kind not in QUIET_KINDS or i in cited]
+    return rows[-MAX_TIMELINE_ROWS:] if len(rows) > MAX_TIMELINE_ROWS else rows
+
+
+def origin(report: Report) -> datetime:
+    """Relative times count from the root failure when there is one, else from the window's start."""
+    if report.root_cause is not None and report.root_cause.ended is not None:
+        return report.root_cause.ended
+    if report.chain:
+        return report.timeline[report.chain[-1]].at
+    return report.window.start
+
+
+def role(verdict: Verdict) -> str:
+    if verdict.root is True:
+        return "root"
+    if verdict.root is False:
+        return f"collateral of {verdict.caused_by}" if verdict.caused_by else "not the root"
+    return "undecided"
+
+
+def by_node(rows: Iterable[tuple[int, TimelineEvent]]) -> list[tuple[str, list[tuple[int, TimelineEvent]]]]:
+    """Rows grouped by node (groups in order of their first event), events kept in time order within."""
+    groups: dict[str, list[tuple[int, TimelineEvent]]] = {}
+    for index, event in rows:
+        groups.setdefault(event.subject.node or "(no node)", []).append((index, event))
+    return list(groups.items())

@@ -1,0 +1,174 @@
+"""The ``whathappened/v1`` JSON document (CONTRACT.md section 2) and its JSON Schema file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from whathappened.model import LostWork, NodeInfo, PodInfo, Report, SourceReport, TimelineEvent, Verdict
+from whathappened.timeutils import isoformat
+
+SCHEMA_ID = "whathappened/v1"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the document, shipped as package data."""
+    text = resources.files("whathappened").joinpath("schema/whathappened-v1.schema.json").read_text()
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def to_document(report: Report, debug: bool = False) -> dict[str, Any]:
+    root = report.root_cause
+    return {
+        "schema": SCHEMA_ID,
+        "experiment": report.experiment,
+        "namespace": report.namespace,
+        "window": {"start": isoformat(report.window.start), "end": isoformat(report.window.end)},
+        "sources": [_source(s) for s in report.sources],
+        "pods": [_pod(p) for p in report.pods],
+        "nodes": [_node(n) for n in report.nodes],
+        "timeline": [_event(e, debug) for e in report.timeline],
+        "verdicts": [_verdict(v) for v in report.verdicts],
+        "root_cause": None
+        if root is None
+        else {
+            "pod": root.pod,
+            "namespace": root.namespace,
+            "node": root.node,
+            "gpu": root.gpu,
+            "cause": root.cause,
+            "category": root.category,
+            "retryable": root.retryable,
+            "summary": root.summary,
+            "chain": list(report.chain),
+        },
+        "next_step": report.next_step or None,
+        "lost_work": _lost_work(report.lost_work),
+    }
+
+
+def render_json(report: Report, debug: bool = False) -> str:
+    return json.dumps(to_document(report, debug), indent=2, ensure_ascii=False) + "\n"
+
+
+def _source(source: SourceReport) -> dict[str, Any]:
+    return {
+        "name": source.name,
+        "status": source.status.value,
+        "detail": source.detail,
+        "requests": source.requests,
+        "elapsed_s": source.elapsed_s,
+    }
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else isoformat(value)
+
+
+def _pod(pod: PodInfo) -> dict[str, Any]:
+    return {
+        "name": pod.name,
+        "namespace": pod.namespace,
+        "node": pod.node,
+        "phase": pod.phase,
+        "reason": pod.reason,
+        "owner": f"{pod.owner_kind}/{pod.owner_name}" if pod.owner_kind and pod.owner_name else None,
+        "gpus": pod.gpus_requested,
+        "created": _time(pod.created),
+        "started": _time(pod.started),
+        "ended": _time(pod.ended),
+        "sources": sorted(pod.sources),
+        "containers": [
+            {
+                "name": c.name,
+                "state": c.state,
+                "reason": c.reason,
+                "exit_code": c.exit_code,
+                "restarts": c.restarts,
+                "finished": _time(c.finished),
+            }
+            for c in pod.containers
+        ],
+    }
+
+
+def _node(node: NodeInfo) -> dict[str, Any]:
+    return {
+        "name": node.name,
+        "provider": node.provider,
+        "instance_type": node.instance_type,
+        "gpu_product": node.gpu_product,
+        "gpu_count": node.gpu_count,
+        "unschedulable": node.unschedulable,
+        "ready": node.ready,
+        "taints": list(node.taints),
+    }
+
+
+def _event(event: TimelineEvent, debug: bool) -> dict[str, Any]:
+    subject = event.subject
+    document: dict[str, Any] = {
+        "time": isoformat(event.at),
+        "source": event.source,
+        "kind": event.kind,
+        "namespace": subject.namespace,
+        "pod": subject.pod,
+        "container": subject.container,
+        "node": subject.node,
+        "gpu": subject.gpu,
+        "severity": event.severity.value,
+        "message": event.summary,
+        "attrs": jsonable(event.attrs),
+    }
+    if debug and event.raw is not None:
+        document["raw"] = jsonable(event.raw)
+    return document
+
+
+def _verdict(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "pod": verdict.pod,
+        "namespace": verdict.namespace,
+        "node": verdict.node,
+        "gpu": verdict.gpu,
+        "cause": verdict.cause,
+        "category": verdict.category,
+        "retryable": verdict.retryable,
+        "root": verdict.root,
+        "caused_by": verdict.caused_by,
+        "confidence": round(verdict.confidence, 2),
+        "summary": verdict.summary,
+        "next_step": verdict.next_step or None,
+        "ended": _time(verdict.ended),
+        "evidence": list(verdict.evidence),
+    }
+
+
+def _lost_work(lost: LostWork | None) -> dict[str, Any] | None:
+    if lost is None:
+        return None
+    return {
+        "gpu_hours": round(lost.gpu_hours, 2),
+        "since": isoformat(lost.since),
+        "until": isoformat(lost.until),
+        "basis": lost.basis,
+    }
+
+
+def jsonable(value: Any) -> Any:
+    """Attributes and raw payloads as JSON: times as RFC 3339, unknown objects as text."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+    if isinstance(value, datetime):
+        return isoformat(value)
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    return str(value)

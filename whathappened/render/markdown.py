@@ -1,0 +1,76 @@
+"""Markdown for pasting into a ticket or a chat: root cause first, then verdicts, timeline and sources."""
+
+from __future__ import annotations
+
+from whathappened.model import Report
+from whathappened.render.common import origin, role, shown_events, title_of, where
+from whathappened.timeutils import isoformat, relative
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: Report) -> str:
+    lines = [f"# whathappened: {report.experiment}", ""]
+    lines.append(
+        f"Window {isoformat(report.window.start)} to {isoformat(report.window.end)}"
+        f"{f', namespace {report.namespace}' if report.namespace else ''}; "
+        f"{len(report.pods)} pods on {len({p.node for p in report.pods if p.node})} nodes."
+    )
+    lines.append("")
+    root = report.root_cause
+    if root is None:
+        lines += [
+            "## Root cause",
+            "",
+            "No failure found: nothing in the window explains a failure."
+            if not report.verdicts
+            else "The evidence does not decide which pod failed first.",
+            "",
+        ]
+    else:
+        lines += [f"## Root cause: {title_of(root.cause)}", "", f"**{_cell(root.summary)}**", ""]
+        lines.append(
+            f"- Pod `{root.pod}` on node `{root.node or 'unknown'}`"
+            f"{f', GPU {root.gpu}' if root.gpu is not None else ''}"
+        )
+        lines.append(f"- Retryable: {'yes' if root.retryable else 'no'}; confidence {root.confidence:.0%}")
+        if report.lost_work is not None:
+            lines.append(
+                f"- Lost work: about {report.lost_work.gpu_hours:.1f} GPU-hours since the last "
+                f"{report.lost_work.basis} at {isoformat(report.lost_work.since)}"
+            )
+        if report.chain:
+            lines += ["", "Chain:", ""]
+            for step, index in enumerate(report.chain, start=1):
+                event = report.timeline[index]
+                lines.append(f"{step}. {isoformat(event.at)} {where(event)}: {_cell(event.summary)}")
+        lines.append("")
+    if report.next_step:
+        lines += [f"**Next step:** {report.next_step}", ""]
+    if report.verdicts:
+        lines += [
+            "## Verdicts",
+            "",
+            "| pod | node | cause | role | confidence | summary |",
+            "|---|---|---|---|---|---|",
+        ]
+        for v in report.verdicts:
+            lines.append(
+                f"| {v.pod} | {v.node or ''} | {v.cause} | {_cell(role(v))} | {v.confidence:.0%} | {_cell(v.summary)} |"
+            )
+        lines.append("")
+    lines += ["## Timeline", "", "| time | rel | where | source | kind | message |", "|---|---|---|---|---|---|"]
+    start = origin(report)
+    for _, event in shown_events(report):
+        lines.append(
+            f"| {isoformat(event.at)} | {relative(event.at, start)} | {_cell(where(event))} | "
+            f"{event.source} | {event.kind} | {_cell(event.summary[:300])} |"
+        )
+    lines += ["", "## Sources", ""]
+    for source in report.sources:
+        lines.append(
+            f"- **{source.name}**: {source.status.value}{f' ({_cell(source.detail)})' if source.detail else ''}"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,80 @@
+"""Which collectors a run uses: a snapshot folder's, or the live sources the settings configure.
+
+A live source that is not configured is reported ``not_configured`` and skipped; clients of the heavy
+libraries are built only here, on demand, so ``--help`` imports none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from whathappened.config import Settings
+from whathappened.errors import UsageError
+from whathappened.model import SourceReport, SourceStatus
+from whathappened.scope import Collector
+
+SOURCE_NAMES = ("kubernetes", "prometheus", "logs")
+
+
+@dataclass(frozen=True)
+class Sources:
+    collectors: tuple[Collector, ...]
+    not_configured: tuple[SourceReport, ...]
+    namespace: str | None  # the namespace to look in; None for all
+
+
+def snapshot_sources(folder: Path, settings: Settings, without: Iterable[str] = ()) -> Sources:
+    from whathappened.collectors.snapshot import snapshot_collectors
+
+    collectors, missing = snapshot_collectors(folder, settings.elasticsearch.preset)
+    skipped = _check_without(without)
+    kept = tuple(c for c in collectors if c.name not in skipped)
+    left_out = tuple(SourceReport(n, SourceStatus.NOT_CONFIGURED, "left out (--without)") for n in sorted(skipped))
+    namespace = None if settings.all_namespaces else settings.namespace
+    return Sources(kept, (*missing, *left_out), namespace)
+
+
+def live_sources(settings: Settings, without: Iterable[str] = ()) -> Sources:
+    skipped = _check_without(without)
+    collectors: list[Collector] = []
+    missing: list[SourceReport] = []
+    namespace: str | None = None if settings.all_namespaces else settings.namespace
+    if "kubernetes" in skipped:
+        missing.append(SourceReport("kubernetes", SourceStatus.NOT_CONFIGURED, "left out (--without)"))
+    else:
+        from whathappened.collectors import kubernetes
+
+        built = kubernetes.from_settings(settings)
+        if isinstance(built, str):
+            missing.append(SourceReport("kubernetes", SourceStatus.NOT_CONFIGURED, built))
+        else:
+            collectors.append(built)
+            if namespace is None and not settings.all_namespaces:
+                namespace = built.default_namespace
+    if namespace is None and not settings.all_namespaces:
+        namespace = "default"
+    if "prometheus" in skipped or not settings.prometheus.url:
+        reason = "left out (--without)" if "prometheus" in skipped else "no --prometheus-url"
+        missing.append(SourceReport("prometheus", SourceStatus.NOT_CONFIGURED, reason))
+    else:
+        from whathappened.collectors import prometheus
+
+        collectors.append(prometheus.from_settings(settings))
+    if "logs" in skipped or not settings.elasticsearch.url:
+        reason = "left out (--without)" if "logs" in skipped else "no --elasticsearch-url"
+        missing.append(SourceReport("logs", SourceStatus.NOT_CONFIGURED, reason))
+    else:
+        from whathappened.collectors import logs
+
+        collectors.append(logs.from_settings(settings))
+    return Sources(tuple(collectors), tuple(missing), namespace)
+
+
+def _check_without(names: Iterable[str]) -> set[str]:
+    chosen = {n.strip() for n in names if n.strip()}
+    unknown = chosen - set(SOURCE_NAMES)
+    if unknown:
+        raise UsageError(f"unknown source {', '.join(sorted(unknown))} for --without; use {', '.join(SOURCE_NAMES)}")
+    return chosen
