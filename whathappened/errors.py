@@ -52,7 +52,7 @@ class SourceTimeout(SourceError):
     status = "timeout"
 
 
-class SnapshotError(WhathappenedError):
+class SnapshotError(UsageError):
     """A snapshot folder that cannot be read at all (a single bad file is reported, not raised)."""
 
 

@@ -1,0 +1,61 @@
+"""The CLI's contract on bad input: exit codes and one clear line, through the installed command."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from whathappened.cli.main import route
+
+BIN = Path(sys.executable).parent / "whathappened"
+
+
+def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=timeout, env={"PATH": "/usr/bin:/bin"})
+
+
+def test_routing():
+    assert route(["my-exp", "-n", "x"]) == ["explain", "my-exp", "-n", "x"]
+    assert route(["-n", "x", "my-exp"]) == ["explain", "-n", "x", "my-exp"]
+    assert route(["demo"]) == ["demo"]
+    assert route(["explain", "demo"]) == ["explain", "demo"]
+    assert route(["--help"]) == ["--help"]
+
+
+def test_help_lists_commands_and_imports_no_heavy_client():
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "from whathappened.cli.main import run; run(['--help'])"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0
+    assert "explain" in result.stdout and "demo" in result.stdout
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
+    assert not imported & {"kubernetes", "elasticsearch", "pandas", "prometheus_api_client"}
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["exp", "--since", "yesterday"], "90m, 6h or 2d"),
+        (["exp", "--start", "20/11/2026"], "2026-11-20T06:00:00Z"),
+        (["exp", "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-20T06:00:00Z"], "--end must be after"),
+        (["exp", "--output", "pdf"], "pdf"),
+        (["exp", "-n", "a", "-A"], "either --namespace or --all-namespaces"),
+        (["exp", "--snapshot", "/nonexistent/x", "--start", "2026-11-20T06:00:00Z"], "does not exist"),
+        (["exp", "--without", "grafana", "--snapshot", "."], "unknown source grafana"),
+    ],
+)
+def test_usage_errors_exit_2_with_a_clear_line(args, needle):
+    result = run(*args)
+    assert result.returncode == 2, result.stderr
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_no_source_configured_is_a_usage_error(tmp_path):
+    result = subprocess.run([str(BIN), "exp"], capture_output=True, text=True, timeout=60,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == 2
+    assert "no source is configured" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
