@@ -1,0 +1,197 @@
+"""Pure readers of Kubernetes Node objects: what a node is, and what its conditions, taints and labels say.
+
+A node carries its own history only as "since when" stamps: a condition's lastTransitionTime, a taint's
+timeAdded. Those that fall in the window and describe a problem become timeline events; maintenance labels
+(GKE's scheduled-maintenance-time, node-termination-handler's action-time) become notices with not_before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from whathappened.collectors._kube_text import dig, event_id, event_type, not_before, one_line, text, when
+
+from whathappened.kinds import Kind, severity_of
+from whathappened.model import NodeInfo, Subject, TimelineEvent, Window
+
+_PROVIDERS = (("azure://", "azure"), ("aws://", "aws"), ("gce://", "gcp"))
+_INSTANCE_TYPE = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+_GPU_PRODUCT = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "accelerator")
+_PRESSURE = {"MemoryPressure": "memory", "DiskPressure": "disk", "PIDPressure": "pid"}
+_CONDITION_NOTICES = {
+    "VMEventScheduled": (Kind.MAINTENANCE_NOTICE, "azure"),
+    "PreemptionScheduled": (Kind.SPOT_INTERRUPTION, "azure"),
+}
+# Taint key -> (kind, provider). Keys as node-termination-handler, GKE, AKS and Kubernetes write them.
+_TAINTS: dict[str, tuple[Kind, str | None]] = {
+    "node.kubernetes.io/unschedulable": (Kind.NODE_CORDONED, None),
+    "node.kubernetes.io/not-ready": (Kind.NODE_NOT_READY, None),
+    "node.kubernetes.io/unreachable": (Kind.NODE_NOT_READY, None),
+    "node.kubernetes.io/out-of-service": (Kind.NODE_SHUTDOWN, None),
+    "node.kubernetes.io/memory-pressure": (Kind.NODE_PRESSURE, None),
+    "node.kubernetes.io/disk-pressure": (Kind.NODE_PRESSURE, None),
+    "node.kubernetes.io/pid-pressure": (Kind.NODE_PRESSURE, None),
+    "aws-node-termination-handler/spot-itn": (Kind.SPOT_INTERRUPTION, "aws"),
+    "aws-node-termination-handler/scheduled-maintenance": (Kind.MAINTENANCE_NOTICE, "aws"),
+    "aws-node-termination-handler/asg-lifecycle-termination": (Kind.DRAIN, "aws"),
+    "aws-node-termination-handler/rebalance-recommendation": (Kind.REBALANCE_RECOMMENDATION, "aws"),
+    "cloud.google.com/impending-node-termination": (Kind.MAINTENANCE_NOTICE, "gcp"),
+    "cloud.google.com/maintenance-window-started": (Kind.MAINTENANCE_NOTICE, "gcp"),
+    "remediator.kubernetes.azure.com/unschedulable": (Kind.MAINTENANCE_NOTICE, "azure"),
+}
+_MAINTENANCE_LABELS = (
+    ("cloud.google.com/scheduled-maintenance-time", "gcp"),
+    ("aws-node-termination-handler/action-time", "aws"),
+)
+
+
+def node_provider(provider_id: str) -> str | None:
+    for prefix, provider in _PROVIDERS:
+        if provider_id.startswith(prefix):
+            return provider
+    return None
+
+
+def _first_label(labels: Mapping[str, str], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        if labels.get(key):
+            return labels[key]
+    return None
+
+
+def _taint_text(taint: Mapping[str, Any]) -> str:
+    value = text(taint.get("value"))
+    key = text(taint.get("key"))
+    return f"{key}={value}:{text(taint.get('effect'))}" if value else f"{key}:{text(taint.get('effect'))}"
+
+
+def _gpu_count(labels: Mapping[str, str], obj: Mapping[str, Any]) -> int:
+    for raw in (labels.get("nvidia.com/gpu.count"), dig(obj, "status", "capacity", "nvidia.com/gpu")):
+        try:
+            return int(str(raw))
+        except (TypeError, ValueError):
+            continue
+    return 0
+
+
+def parse_node(obj: Mapping[str, Any]) -> NodeInfo:
+    labels: Mapping[str, str] = dig(obj, "metadata", "labels") or {}
+    ready = None
+    for condition in dig(obj, "status", "conditions") or ():
+        if condition.get("type") == "Ready":
+            ready = condition.get("status") == "True"
+    return NodeInfo(
+        name=text(dig(obj, "metadata", "name")),
+        provider=node_provider(text(dig(obj, "spec", "providerID"))),
+        instance_type=_first_label(labels, _INSTANCE_TYPE),
+        gpu_product=_first_label(labels, _GPU_PRODUCT),
+        gpu_count=_gpu_count(labels, obj),
+        unschedulable=bool(dig(obj, "spec", "unschedulable")),
+        ready=ready,
+        labels=dict(labels),
+        taints=tuple(_taint_text(t) for t in dig(obj, "spec", "taints") or ()),
+        sources=frozenset({"kubernetes"}),
+    )
+
+
+def _event(
+    at: datetime, kind: Kind, node: str, summary: str, source: str, attrs: dict[str, Any], raw: Any
+) -> TimelineEvent:
+    return TimelineEvent(
+        at=at,
+        source=source,
+        kind=kind,
+        severity=severity_of(kind),
+        summary=one_line(summary),
+        subject=Subject(node=node),
+        attrs=attrs,
+        raw=raw,
+    )
+
+
+def _notice_attrs(provider: str | None, message: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {"provider": provider, "event_type": event_type(message)}
+    found_id = event_id(message)
+    if found_id:
+        attrs["event_id"] = found_id
+    attrs["not_before"] = not_before(message)
+    return attrs
+
+
+def _condition_kind(ctype: str, status: str) -> tuple[Kind, str | None] | None:
+    if ctype == "Ready":
+        return (Kind.NODE_NOT_READY, None) if status != "True" else (Kind.NODE_READY, None)
+    if status != "True":
+        return None
+    if ctype in _PRESSURE:
+        return Kind.NODE_PRESSURE, None
+    if ctype in _CONDITION_NOTICES:
+        return _CONDITION_NOTICES[ctype]
+    # node-problem-detector and custom conditions: True means the problem is present
+    return Kind.NODE_CONDITION, None
+
+
+def _condition_events(obj: Mapping[str, Any], name: str, window: Window, source: str) -> list[TimelineEvent]:
+    found = []
+    for condition in dig(obj, "status", "conditions") or ():
+        at = when(condition.get("lastTransitionTime"))
+        ctype, status = text(condition.get("type")), text(condition.get("status"))
+        kind_provider = _condition_kind(ctype, status)
+        if at is None or kind_provider is None or not window.contains(at):
+            continue
+        kind, provider = kind_provider
+        message, reason = text(condition.get("message")), text(condition.get("reason"))
+        attrs: dict[str, Any] = {"type": ctype, "condition": ctype, "status": status, "reason": reason}
+        attrs["message"] = message
+        if kind is Kind.NODE_PRESSURE:
+            attrs["resource"] = _PRESSURE[ctype]
+        if kind in (Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION):
+            attrs.update(_notice_attrs(provider, message))
+        summary = f"{ctype}={status}" + (f" ({reason}): {message}" if message else f" ({reason})")
+        found.append(_event(at, kind, name, summary, source, attrs, condition))
+    return found
+
+
+def _taint_events(obj: Mapping[str, Any], name: str, window: Window, source: str) -> list[TimelineEvent]:
+    found = []
+    for taint in dig(obj, "spec", "taints") or ():
+        at = when(taint.get("timeAdded"))
+        if at is None or not window.contains(at):
+            continue
+        key = text(taint.get("key"))
+        kind, provider = _TAINTS.get(key, (Kind.NODE_TAINTED, None))
+        attrs: dict[str, Any] = {"taint": _taint_text(taint), "key": key}
+        if kind in (Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION, Kind.REBALANCE_RECOMMENDATION):
+            attrs.update(_notice_attrs(provider, text(taint.get("value"))))
+        if kind is Kind.NODE_PRESSURE:
+            attrs["resource"] = key.rsplit("/", 1)[-1].removesuffix("-pressure")
+        found.append(_event(at, kind, name, f"taint {_taint_text(taint)} added", source, attrs, taint))
+    return found
+
+
+def _label_events(obj: Mapping[str, Any], name: str, window: Window, source: str) -> list[TimelineEvent]:
+    labels: Mapping[str, str] = dig(obj, "metadata", "labels") or {}
+    found = []
+    for key, provider in _MAINTENANCE_LABELS:
+        due = when(labels.get(key))
+        if due is None or due < window.start:
+            continue
+        # The label says when maintenance is due, not when it was set: place it at its due time, or at the
+        # window's end when it is still ahead (a pending notice seen at capture).
+        at = min(due, window.end)
+        attrs = {"provider": provider, "event_type": "scheduled-maintenance", "not_before": due, "label": key}
+        summary = f"maintenance scheduled ({key}={labels[key]})"
+        found.append(_event(at, Kind.MAINTENANCE_NOTICE, name, summary, source, attrs, {key: labels[key]}))
+    return found
+
+
+def node_events(obj: Mapping[str, Any], window: Window, source: str = "kubernetes") -> list[TimelineEvent]:
+    """What a node object itself tells about the window: problem conditions, taints, maintenance labels."""
+    name = text(dig(obj, "metadata", "name"))
+    return [
+        *_condition_events(obj, name, window, source),
+        *_taint_events(obj, name, window, source),
+        *_label_events(obj, name, window, source),
+    ]

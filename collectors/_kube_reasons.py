@@ -1,0 +1,195 @@
+"""THE table from Kubernetes event reasons to timeline kinds: data, read by ``parse_event``.
+
+One row per reason a kubelet, controller, node-problem-detector, AKS scheduled-events monitor,
+aws-node-termination-handler, GKE or cluster-autoscaler writes (../shared/reference/k8s-events.md and
+cloud-maintenance-samples.json). Where one reason covers several happenings ("Failed" is an image pull or a
+bad container config; "Unhealthy" is a liveness or a readiness probe) the row lists message patterns, first
+match wins. Reasons not listed here are dropped for pods and kept as a generic node condition for nodes,
+because an unknown Warning on a node (a custom node-problem-detector rule) is still a node problem.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from whathappened.kinds import Kind
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    kind: Kind
+    # (pattern on the message, kind): the first that matches overrides ``kind``
+    refine: tuple[tuple[re.Pattern[str], Kind], ...] = ()
+    provider: str | None = None  # cloud that sent a maintenance/interruption notice
+    notice: bool = False  # carries provider / event_type / event_id / not_before attrs
+
+
+def _rx(*pairs: tuple[str, Kind]) -> tuple[tuple[re.Pattern[str], Kind], ...]:
+    return tuple((re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in pairs)
+
+
+_XID_LINE = _rx((r"NVRM: Xid \(PCI:", Kind.GPU_XID))
+_IMAGE = r"ErrImagePull|ImagePullBackOff|Failed to pull image|pull access denied|manifest unknown|InvalidImageName|ErrImageNeverPull"
+
+
+def _azure(kind: Kind = Kind.MAINTENANCE_NOTICE) -> Reason:
+    return Reason(kind, provider="azure", notice=True)
+
+
+def _aws(kind: Kind = Kind.MAINTENANCE_NOTICE) -> Reason:
+    return Reason(kind, provider="aws", notice=True)
+
+
+REASONS: dict[str, Reason] = {
+    # --- scheduling ---
+    "Scheduled": Reason(Kind.POD_SCHEDULED),
+    "FailedScheduling": Reason(Kind.FAILED_SCHEDULING),
+    "NotTriggerScaleUp": Reason(Kind.FAILED_SCHEDULING),
+    "Preempted": Reason(Kind.PREEMPTED),  # default-scheduler, on the victim
+    "Preempting": Reason(Kind.PREEMPTED),  # kubelet, critical pod admission
+    # --- containers ---
+    "Started": Reason(Kind.CONTAINER_STARTED),
+    "Killing": Reason(Kind.KILLING),
+    "ExceededGracePeriod": Reason(Kind.KILLING),
+    "BackOff": Reason(Kind.BACK_OFF, refine=_rx((r"pulling image", Kind.IMAGE_PULL_FAILED))),
+    "Failed": Reason(
+        Kind.CONFIG_ERROR,
+        refine=_rx((_IMAGE, Kind.IMAGE_PULL_FAILED), (r"CreateContainerConfigError", Kind.CONFIG_ERROR)),
+    ),
+    "ErrImagePull": Reason(Kind.IMAGE_PULL_FAILED),
+    "ImagePullBackOff": Reason(Kind.IMAGE_PULL_FAILED),
+    "InspectFailed": Reason(Kind.IMAGE_PULL_FAILED),
+    "FailedMount": Reason(Kind.CONFIG_ERROR),
+    "FailedAttachVolume": Reason(Kind.CONFIG_ERROR),
+    "FailedCreatePodContainer": Reason(Kind.CONFIG_ERROR),
+    "Unhealthy": Reason(Kind.PROBE_FAILED),
+    "OOMKilled": Reason(Kind.OOM_KILLED),
+    # --- pod endings ---
+    "Evicted": Reason(Kind.EVICTED),
+    "TaintManagerEviction": Reason(Kind.TAINT_EVICTION),
+    "PodEviction": Reason(Kind.EVICTION_API),  # aws-node-termination-handler draining
+    "EvictionByEvictionAPI": Reason(Kind.EVICTION_API),
+    "DeadlineExceeded": Reason(Kind.DEADLINE_EXCEEDED),
+    "BackoffLimitExceeded": Reason(Kind.DEADLINE_EXCEEDED),
+    "PodFailurePolicy": Reason(Kind.DEADLINE_EXCEEDED),
+    "Completed": Reason(Kind.JOB_COMPLETED),
+    "SuccessfulDelete": Reason(Kind.POD_DELETED),
+    # --- nodes: kubelet and node controller ---
+    "NodeNotReady": Reason(Kind.NODE_NOT_READY),
+    "NodeReady": Reason(Kind.NODE_READY),
+    "NodeNotSchedulable": Reason(Kind.NODE_CORDONED),
+    "NodeSchedulable": Reason(Kind.NODE_UNCORDONED),
+    "Rebooted": Reason(Kind.NODE_REBOOTED),
+    "EvictionThresholdMet": Reason(Kind.NODE_PRESSURE),
+    "NodeHasInsufficientMemory": Reason(Kind.NODE_PRESSURE),
+    "NodeHasDiskPressure": Reason(Kind.NODE_PRESSURE),
+    "NodeHasInsufficientPID": Reason(Kind.NODE_PRESSURE),
+    "RemovingNode": Reason(Kind.NODE_DELETED),
+    "DeletingNode": Reason(Kind.NODE_DELETED),
+    "NodeLost": Reason(Kind.NODE_DELETED),
+    "DeletingAllPods": Reason(Kind.NODE_DELETED),
+    "TerminatingEvictedPod": Reason(Kind.NODE_DELETED),
+    "Shutdown": Reason(Kind.NODE_SHUTDOWN),
+    "NodeShutdown": Reason(Kind.NODE_SHUTDOWN),
+    # --- node-problem-detector ---
+    "OOMKilling": Reason(Kind.KERNEL_OOM),
+    "TaskHung": Reason(Kind.NODE_CONDITION),
+    "KernelOops": Reason(Kind.NODE_CONDITION, refine=_XID_LINE),
+    "DockerHung": Reason(Kind.NODE_CONDITION),
+    "CperHardwareErrorFatal": Reason(Kind.NODE_CONDITION),
+    # --- Azure scheduled events through AKS node-problem-detector ---
+    "RebootScheduled": _azure(),
+    "FreezeScheduled": _azure(),
+    "RedeployScheduled": _azure(),
+    "TerminateScheduled": _azure(),
+    "PreemptScheduled": _azure(Kind.SPOT_INTERRUPTION),
+    "VMEventScheduled": _azure(),
+    "PreemptionScheduled": _azure(Kind.SPOT_INTERRUPTION),
+    "SpotEvictionIncoming": _azure(Kind.SPOT_INTERRUPTION),
+    # --- aws-node-termination-handler ---
+    "SpotInterruption": _aws(Kind.SPOT_INTERRUPTION),
+    "ScheduledEvent": _aws(),
+    "RebalanceRecommendation": _aws(Kind.REBALANCE_RECOMMENDATION),
+    "SQSTermination": Reason(Kind.MAINTENANCE_NOTICE, _rx((r"spot", Kind.SPOT_INTERRUPTION)), "aws", True),
+    "ASGLifecycle": _aws(Kind.DRAIN),
+    "StateChange": _aws(Kind.NODE_SHUTDOWN),
+    "UnknownInterruption": _aws(),
+    "CordonAndDrain": Reason(Kind.DRAIN),
+    "PreDrain": Reason(Kind.DRAIN),
+    "PostDrain": Reason(Kind.DRAIN),
+    "Cordon": Reason(Kind.NODE_CORDONED),
+    "Uncordon": Reason(Kind.NODE_UNCORDONED),
+    # --- GKE ---
+    "ImpendingNodeTermination": Reason(Kind.MAINTENANCE_NOTICE, provider="gcp", notice=True),
+    "MaintenanceWindowStarted": Reason(Kind.MAINTENANCE_NOTICE, provider="gcp", notice=True),
+    "UpcomingMaintenance": Reason(Kind.MAINTENANCE_NOTICE, provider="gcp", notice=True),
+    "PreemptibleNodeTermination": Reason(Kind.SPOT_INTERRUPTION, provider="gcp", notice=True),
+    # --- cluster-autoscaler ---
+    "ScaleDown": Reason(Kind.DRAIN),
+    "ScaleDownEmpty": Reason(Kind.NODE_DELETED),
+}
+
+# Warnings on a node whose reason is not above: a custom node-problem-detector rule is still a node problem.
+NODE_DEFAULT = Reason(Kind.NODE_CONDITION, refine=_XID_LINE)
+
+# Components that tell which cloud a notice came from when the reason alone does not.
+PROVIDER_BY_COMPONENT: tuple[tuple[str, str], ...] = (
+    ("aws-node-termination-handler", "aws"),
+    ("scheduledevents", "azure"),
+    ("azure", "azure"),
+    ("gke", "gcp"),
+    ("gce", "gcp"),
+    ("google", "gcp"),
+)
+
+# DisruptionTarget condition reasons that also name a more specific happening.
+DISRUPTION_KINDS: dict[str, Kind] = {
+    "EvictionByEvictionAPI": Kind.EVICTION_API,
+    "PreemptionByScheduler": Kind.PREEMPTED,
+    "DeletionByTaintManager": Kind.TAINT_EVICTION,
+    "DeletionByPodGC": Kind.NODE_DELETED,
+}
+
+# Pod status.reason -> kind (anything else on a failed pod is POD_FAILED).
+POD_STATUS_KINDS: dict[str, Kind] = {
+    "Evicted": Kind.EVICTED,
+    "DeadlineExceeded": Kind.DEADLINE_EXCEEDED,
+    "Preempting": Kind.PREEMPTED,
+    "Terminated": Kind.NODE_SHUTDOWN,
+    "Shutdown": Kind.NODE_SHUTDOWN,
+    "NodeShutdown": Kind.NODE_SHUTDOWN,
+    "NodeLost": Kind.NODE_NOT_READY,
+}
+
+# Container waiting reasons worth a timeline entry.
+WAITING_KINDS: dict[str, Kind] = {
+    "CrashLoopBackOff": Kind.BACK_OFF,
+    "ImagePullBackOff": Kind.IMAGE_PULL_FAILED,
+    "ErrImagePull": Kind.IMAGE_PULL_FAILED,
+    "InvalidImageName": Kind.IMAGE_PULL_FAILED,
+    "CreateContainerConfigError": Kind.CONFIG_ERROR,
+    "CreateContainerError": Kind.CONFIG_ERROR,
+    "RunContainerError": Kind.CONFIG_ERROR,
+}
+
+
+def classify(reason: str, message: str, on_node: bool) -> tuple[Kind, Reason] | None:
+    """The kind an event reason means, refined by its message; None for reasons we do not track."""
+    row = REASONS.get(reason)
+    if row is None:
+        if not on_node:
+            return None
+        row = NODE_DEFAULT
+    for pattern, kind in row.refine:
+        if pattern.search(message):
+            return kind, row
+    return row.kind, row
+
+
+def provider_from(component: str, message: str) -> str | None:
+    lowered = f"{component} {message}".lower()
+    for needle, provider in PROVIDER_BY_COMPONENT:
+        if needle in lowered:
+            return provider
+    return None
