@@ -24,16 +24,18 @@ def _order(event: TimelineEvent) -> tuple[object, ...]:
 def merge_timeline(*streams: Iterable[TimelineEvent]) -> tuple[TimelineEvent, ...]:
     """Sorted by time (ties broken deterministically); the same happening reported twice is kept once.
 
-    Idempotent: merging a merged timeline again changes nothing.
+    Idempotent, and independent of the order of the streams: when two reports of one happening disagree on
+    severity, the graver one is kept, so the merge does not depend on which source answered first.
     """
-    seen: set[tuple[object, ...]] = set()
-    unique: list[TimelineEvent] = []
+    kept: dict[tuple[object, ...], TimelineEvent] = {}
     for stream in streams:
         for event in stream:
             identity = event.identity
-            if identity in seen:
-                continue
-            seen.add(identity)
-            unique.append(event)
-    unique.sort(key=_order)
-    return tuple(unique)
+            known = kept.get(identity)
+            if known is None or _weight(event) > _weight(known):
+                kept[identity] = event
+    return tuple(sorted(kept.values(), key=_order))
+
+
+def _weight(event: TimelineEvent) -> tuple[int, int]:
+    return (event.severity.rank, len(event.attrs))
