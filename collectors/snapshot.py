@@ -81,7 +81,8 @@ class SnapshotKubernetes(_SnapshotSource):
     def discover(self, query: Query) -> Discovery:
         lists = self._load()
         found = _kube_parse.discover_from_objects(lists["pods"], query)
-        nodes = tuple(_kube_parse.parse_node(obj) for obj in lists["nodes"] if _named(obj))
+        used = {p.node for p in found.pods if p.node}
+        nodes = tuple(_kube_parse.parse_node(obj) for obj in lists["nodes"] if _name(obj) in used)
         return Discovery(pods=found.pods, nodes=nodes, candidates=found.candidates)
 
     def collect(self, scope: Scope) -> list[TimelineEvent]:
@@ -191,9 +192,9 @@ def _bulk_action(value: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _named(obj: Mapping[str, Any]) -> bool:
+def _name(obj: Mapping[str, Any]) -> str | None:
     metadata = obj.get("metadata")
-    return isinstance(metadata, dict) and bool(metadata.get("name"))
+    return metadata.get("name") if isinstance(metadata, dict) else None
 
 
 def snapshot_collectors(folder: str | Path, preset: str = "ecs") -> tuple[list[Collector], list[SourceReport]]:

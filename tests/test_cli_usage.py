@@ -12,7 +12,9 @@ BIN = Path(sys.executable).parent / "whathappened"
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=timeout, env={"PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [str(BIN), *args], capture_output=True, text=True, timeout=timeout, env={"PATH": "/usr/bin:/bin"}
+    )
 
 
 def test_routing():
@@ -26,7 +28,9 @@ def test_routing():
 def test_help_lists_commands_and_imports_no_heavy_client():
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "from whathappened.cli.main import run; run(['--help'])"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0
     assert "explain" in result.stdout and "demo" in result.stdout
@@ -54,8 +58,13 @@ def test_usage_errors_exit_2_with_a_clear_line(args, needle):
 
 
 def test_no_source_configured_is_a_usage_error(tmp_path):
-    result = subprocess.run([str(BIN), "exp"], capture_output=True, text=True, timeout=60,
-                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    result = subprocess.run(
+        [str(BIN), "exp"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
     assert result.returncode == 2
     assert "no source is configured" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -14,13 +14,18 @@ QUERY = Query("exp", "ns", Window(START, START + timedelta(hours=2)))
 
 
 def _event(minute: int, pod: str = "p-0", source: str = "fake") -> TimelineEvent:
-    return TimelineEvent(START + timedelta(minutes=minute), source, Kind.KILLING, Severity.WARNING, "stopping",
-                         Subject(namespace="ns", pod=pod))
+    return TimelineEvent(
+        START + timedelta(minutes=minute),
+        source,
+        Kind.KILLING,
+        Severity.WARNING,
+        "stopping",
+        Subject(namespace="ns", pod=pod),
+    )
 
 
 class Fake:
-    def __init__(self, name, pods=("p-0",), events=(), fail_discover=None, fail_collect=None, block=None,
-                 problems=()):
+    def __init__(self, name, pods=("p-0",), events=(), fail_discover=None, fail_collect=None, block=None, problems=()):
         self.name = name
         self.requests = 0
         self.pods = pods
@@ -36,8 +41,9 @@ class Fake:
             self.block.wait(10)
         if self.fail_discover:
             raise self.fail_discover
-        return Discovery(pods=tuple(PodInfo(n, "ns", sources=frozenset({self.name})) for n in self.pods),
-                         candidates=("exp-other",))
+        return Discovery(
+            pods=tuple(PodInfo(n, "ns", sources=frozenset({self.name})) for n in self.pods), candidates=("exp-other",)
+        )
 
     def collect(self, scope):
         self.requests += 1

@@ -28,27 +28,69 @@ T0 = datetime(2026, 11, 20, 6, tzinfo=UTC)
 
 def _report() -> Report:
     timeline = (
-        TimelineEvent(T0 + timedelta(minutes=58), "prometheus", Kind.GPU_XID, Severity.CRITICAL,
-                      "Xid 79: GPU has fallen off the bus", Subject(node="node-a", gpu="5"), {"xid": 79}),
-        TimelineEvent(T0 + timedelta(minutes=58, seconds=4), "logs", Kind.CUDA_ERROR, Severity.ERROR,
-                      "CUDA error: unspecified launch failure | <b>pipe</b>",
-                      Subject(namespace="ns", pod="w-1", node="node-a"), {"at": T0}),
-        TimelineEvent(T0 + timedelta(minutes=59), "logs", Kind.LOG_LINE, Severity.INFO, "context line",
-                      Subject(namespace="ns", pod="w-1", node="node-a")),
-        TimelineEvent(T0 + timedelta(minutes=88), "logs", Kind.NCCL_TIMEOUT, Severity.ERROR, "watchdog timeout",
-                      Subject(namespace="ns", pod="w-0", node="node-b"), {"timeout_ms": 1800000}),
+        TimelineEvent(
+            T0 + timedelta(minutes=58),
+            "prometheus",
+            Kind.GPU_XID,
+            Severity.CRITICAL,
+            "Xid 79: GPU has fallen off the bus",
+            Subject(node="node-a", gpu="5"),
+            {"xid": 79},
+        ),
+        TimelineEvent(
+            T0 + timedelta(minutes=58, seconds=4),
+            "logs",
+            Kind.CUDA_ERROR,
+            Severity.ERROR,
+            "CUDA error: unspecified launch failure | <b>pipe</b>",
+            Subject(namespace="ns", pod="w-1", node="node-a"),
+            {"at": T0},
+        ),
+        TimelineEvent(
+            T0 + timedelta(minutes=59),
+            "logs",
+            Kind.LOG_LINE,
+            Severity.INFO,
+            "context line",
+            Subject(namespace="ns", pod="w-1", node="node-a"),
+        ),
+        TimelineEvent(
+            T0 + timedelta(minutes=88),
+            "logs",
+            Kind.NCCL_TIMEOUT,
+            Severity.ERROR,
+            "watchdog timeout",
+            Subject(namespace="ns", pod="w-0", node="node-b"),
+            {"timeout_ms": 1800000},
+        ),
     )
-    root = Verdict("w-1", "ns", "node-a", "gpu-fallen-off-bus", "infrastructure", True, True, None, 0.95,
-                   "GPU 5 on node-a fell off the bus.", (0, 1), "cordon node-a; resubmitting is safe", "5",
-                   T0 + timedelta(minutes=58, seconds=5))
-    collateral = Verdict("w-0", "ns", "node-b", "nccl-timeout", "unknown", True, False, "w-1", 0.8,
-                         "Timed out waiting for w-1.", (3,))
+    root = Verdict(
+        "w-1",
+        "ns",
+        "node-a",
+        "gpu-fallen-off-bus",
+        "infrastructure",
+        True,
+        True,
+        None,
+        0.95,
+        "GPU 5 on node-a fell off the bus.",
+        (0, 1),
+        "cordon node-a; resubmitting is safe",
+        "5",
+        T0 + timedelta(minutes=58, seconds=5),
+    )
+    collateral = Verdict(
+        "w-0", "ns", "node-b", "nccl-timeout", "unknown", True, False, "w-1", 0.8, "Timed out waiting for w-1.", (3,)
+    )
     return Report(
         experiment="exp",
         namespace="ns",
         window=Window(T0, T0 + timedelta(hours=2)),
-        sources=(SourceReport("kubernetes", SourceStatus.OK, "2 pods", 3),
-                 SourceReport("logs", SourceStatus.TIMEOUT, "no answer within the deadline", 1)),
+        sources=(
+            SourceReport("kubernetes", SourceStatus.OK, "2 pods", 3),
+            SourceReport("logs", SourceStatus.TIMEOUT, "no answer within the deadline", 1),
+        ),
         pods=(PodInfo("w-0", "ns", "node-b"), PodInfo("w-1", "ns", "node-a", gpus_requested=8)),
         nodes=(),
         timeline=timeline,

@@ -18,8 +18,12 @@ events = st.builds(
     kind=st.sampled_from(list(Kind)),
     severity=st.sampled_from(list(Severity)),
     summary=st.text(max_size=20),
-    subject=st.builds(Subject, pod=st.sampled_from([None, "p-0", "p-1"]), node=st.sampled_from([None, "n-0"]),
-                      gpu=st.sampled_from([None, "0", "5"])),
+    subject=st.builds(
+        Subject,
+        pod=st.sampled_from([None, "p-0", "p-1"]),
+        node=st.sampled_from([None, "n-0"]),
+        gpu=st.sampled_from([None, "0", "5"]),
+    ),
 )
 
 

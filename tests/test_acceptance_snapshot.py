@@ -1,0 +1,81 @@
+"""Acceptance from snapshots: every scenario through the installed CLI, offline, with each source left out too."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from whathappened.collectors._log_parse import match_line
+
+from tests.acceptance import own_scenarios, run_cli, scenario_args, verdict_problems
+from tests.support import Scenario, all_scenarios
+from whathappened.timeutils import isoformat, parse_timestamp
+
+SHARED = all_scenarios()
+EVERY = SHARED + own_scenarios()
+
+
+@pytest.mark.parametrize("scenario", EVERY, ids=lambda s: s.name)
+def test_verdicts_from_snapshot(scenario: Scenario):
+    code, document, stderr = run_cli(*scenario_args(scenario), "--snapshot", str(scenario.path))
+    assert code == 0, stderr
+    assert document is not None
+    assert not verdict_problems(scenario, document), verdict_problems(scenario, document)
+
+
+def _times(document: Mapping[str, Any], **where: str) -> set[str]:
+    return {e["time"] for e in document["timeline"] if all(e.get(k) == v for k, v in where.items())}
+
+
+@pytest.mark.parametrize("scenario", SHARED, ids=lambda s: s.name)
+def test_snapshot_shows_every_pod_event_and_signature_line(scenario: Scenario):
+    _code, document, stderr = run_cli(*scenario_args(scenario), "--snapshot", str(scenario.path))
+    assert document is not None, stderr
+    assert {p["name"] for p in document["pods"]} >= {w["pod"] for w in scenario.expected}
+    pods = {p["name"] for p in document["pods"]}
+    nodes = {p["node"] for p in document["pods"] if p["node"]}
+    events = json.loads((scenario.path / "kubernetes" / "events.json").read_text())["items"]
+    for event in events:
+        regarding = event.get("involvedObject") or event.get("regarding") or {}
+        if regarding.get("name") not in pods | nodes:
+            continue
+        at = parse_timestamp(event.get("eventTime") or event.get("lastTimestamp") or event.get("firstTimestamp"))
+        assert at is not None
+        assert isoformat(at) in _times(document, source="kubernetes"), f"missing event {event['reason']} at {at}"
+    lines = (scenario.path / "logs.ndjson").read_text().splitlines()
+    for action, body in zip(lines[::2], lines[1::2], strict=True):
+        doc = json.loads(body)
+        if "kube-events" in action:
+            continue
+        owner = (doc.get("kubernetes", {}).get("pod", {}) or {}).get("name") or (doc.get("host") or {}).get("name")
+        if owner not in pods | nodes or match_line(doc.get("message", "")) is None:
+            continue
+        at = parse_timestamp(doc["@timestamp"])
+        assert at is not None
+        assert isoformat(at) in _times(document, source="logs"), f"missing log line {doc['message'][:80]}"
+
+
+@pytest.mark.parametrize("left_out", ["kubernetes", "prometheus", "logs"])
+@pytest.mark.parametrize("scenario", SHARED, ids=lambda s: s.name)
+def test_each_source_left_out_is_said_and_the_rest_still_answers(scenario: Scenario, left_out: str):
+    code, document, stderr = run_cli(*scenario_args(scenario), "--snapshot", str(scenario.path), "--without", left_out)
+    if code == 4:  # only that source knew the experiment: exit 4 must say so in one line
+        assert "not found" in stderr
+        return
+    assert code == 0, stderr
+    assert document is not None
+    statuses = {s["name"]: s["status"] for s in document["sources"]}
+    assert statuses[left_out] == "not_configured"
+
+
+def test_unknown_experiment_exits_4_naming_the_closest():
+    scenario = SHARED[0]
+    wrong = scenario.experiment[:-1] + "x"
+    code, _document, stderr = run_cli(
+        wrong, "-n", scenario.namespace, *scenario.window_args, "--snapshot", str(scenario.path)
+    )
+    assert code == 4
+    assert scenario.experiment in stderr
+    assert len(stderr.strip().splitlines()) == 1
