@@ -1,0 +1,139 @@
+"""Root versus collateral: in a distributed job, which pod's failure began it and which died because of it.
+
+The rules first explain each death on its own. Then: a failure with its own cause (hardware, infrastructure,
+scheduling, the application) is a root; among several, the earliest wins, and when two began within the clock
+skew of each other the stronger evidence (infrastructure over application) wins, so skew cannot flip cause and
+effect. Reactions (NCCL errors and timeouts, launcher teardown, unexplained exits, controllers deleting the rest
+of a failed job) that came after the root are its collateral. With no root of its own, NCCL "remote process
+exited" reports point at the rank that exited first; if nothing decides, root stays None rather than a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from whathappened.correlate import templates
+from whathappened.correlate.causes import NO_FAULT, cause
+from whathappened.correlate.evidence import SKEW, Finding, text_of
+from whathappened.correlate.fate import Fate
+from whathappened.kinds import Kind
+from whathappened.model import TimelineEvent
+
+# How long after a root failure another rank's death still counts as its consequence. The NCCL watchdog alone
+# waits 30 minutes by default before it gives up on a dead peer.
+REACH = timedelta(hours=3)
+# A controller deleting the rest of a failed job (JobSet, Kubeflow failure policies) does it within minutes.
+TEARDOWN_REACH = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Judged:
+    fate: Fate
+    finding: Finding
+    root: bool | None = None
+    caused_by: str | None = None
+    blame: str = ""  # the clause naming what this pod reacted to, for its sentence
+
+
+def judge(items: Sequence[tuple[Fate, Finding]], timeline: Sequence[TimelineEvent]) -> tuple[Judged, ...]:
+    judged = [Judged(fate, finding) for fate, finding in items]
+    root = _root(judged, timeline)
+    if root is None:
+        return tuple(_without_root(judged))
+    return tuple(_around(j, root) for j in judged)
+
+
+def root_of(judged: Sequence[Judged]) -> Judged | None:
+    roots = [j for j in judged if j.root]
+    return min(roots, key=_first) if roots else None
+
+
+def _first(j: Judged) -> tuple[datetime, datetime, str]:
+    return (j.finding.onset, j.fate.ended, j.fate.name)
+
+
+def _is_failure(j: Judged) -> bool:
+    code = j.finding.cause
+    return code not in NO_FAULT and code != "unknown" and not cause(code).reaction
+
+
+def _root(judged: Sequence[Judged], timeline: Sequence[TimelineEvent]) -> Judged | None:
+    failures = [j for j in judged if _is_failure(j)]
+    if failures:
+        earliest = min(failures, key=_first)
+        close = [j for j in failures if j.finding.onset <= earliest.finding.onset + SKEW]
+        return min(close, key=lambda j: (-cause(j.finding.cause).tier, *_first(j)))
+    pointed = _pointed_at(judged, timeline)
+    if pointed is not None:
+        return pointed
+    ended = [j for j in judged if j.finding.cause not in NO_FAULT]
+    if len(ended) == 1 and ended[0].finding.cause == "unknown":
+        return ended[0]  # a lone pod that died: nothing to weigh, the failure began there
+    return None
+
+
+def _pointed_at(judged: Sequence[Judged], timeline: Sequence[TimelineEvent]) -> Judged | None:
+    """NCCL's "remote process exited" on the survivors points at the rank that exited first without one."""
+    reports = [
+        timeline[i].at
+        for j in judged
+        if cause(j.finding.cause).reaction
+        for i in j.finding.evidence
+        if _remote_exit(timeline[i])
+    ]
+    if not reports:
+        return None
+    silent = [j for j in judged if not cause(j.finding.cause).reaction and j.finding.cause != "completed"]
+    before = [j for j in silent if j.fate.ended <= min(reports) + SKEW]
+    return min(before, key=_first) if before else None
+
+
+def _remote_exit(event: TimelineEvent) -> bool:
+    if event.kind != Kind.NCCL_ERROR:
+        return False
+    return bool(event.attrs.get("remote")) or "remote process exited" in text_of(event)
+
+
+def _around(j: Judged, root: Judged) -> Judged:
+    if j is root:
+        return replace(j, root=True)
+    code = j.finding.cause
+    after = root.finding.onset - SKEW <= j.fate.ended <= root.finding.onset + REACH
+    if _is_failure(j):
+        if cause(code).tier < cause(root.finding.cause).tier and after and j.finding.onset > root.finding.onset + SKEW:
+            return _collateral(j, root, convert=True)  # an error raised by the fallout of a stronger fault
+        return replace(j, root=True)
+    if code == "completed":
+        return j
+    if code == "deleted" and j.fate.ended > root.finding.onset + TEARDOWN_REACH:
+        return j  # stopped long after the failure: not its teardown
+    if not after:
+        return j
+    return _collateral(j, root, convert=not cause(code).reaction)
+
+
+def _collateral(j: Judged, root: Judged, convert: bool) -> Judged:
+    finding = j.finding
+    if convert:
+        finding = replace(
+            finding, cause="peer-failure", summary=templates.PEER, confidence=round(min(finding.confidence, 0.6), 2)
+        )
+    blame = f", after {root.fate.name} failed at {root.finding.onset.strftime('%H:%M:%S UTC')} ({root.finding.cause})"
+    return replace(j, finding=finding, root=False, caused_by=root.fate.name, blame=blame)
+
+
+def _without_root(judged: Sequence[Judged]) -> list[Judged]:
+    """Nothing failed of its own: the first stopped pod is where it began; the rest were stopped alongside it."""
+    stopped = sorted((j for j in judged if j.finding.cause == "deleted"), key=_first)
+    first = stopped[0] if stopped else None
+    out = []
+    for j in judged:
+        if j is first:
+            out.append(replace(j, root=True))
+        elif j.finding.cause == "deleted":
+            out.append(replace(j, root=False))
+        else:
+            out.append(j)
+    return out

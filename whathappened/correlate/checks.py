@@ -1,0 +1,182 @@
+"""The escape hatch: the few rules that need more than "an event of this kind on this subject in this window".
+
+Each check takes the case and its rule and returns a finding or None. The cloud-notice checks follow the chain
+(notice on the node -> cordon -> drain or eviction -> the pod stops) and require the pod to have been disrupted
+after the notice, so an application crash that merely happens on a node with a pending notice keeps its own
+cause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from whathappened.correlate import words
+from whathappened.correlate.evidence import NODE, POD, SKEW, Case, Finding, found, in_time_order, text_of
+from whathappened.correlate.fate import BURST, TERMINAL, is_about
+from whathappened.kinds import Kind
+from whathappened.model import TimelineEvent
+
+if TYPE_CHECKING:
+    from whathappened.correlate.rules import Rule
+
+NOTICE_LOOKBACK = timedelta(days=7)  # scheduled maintenance is announced up to days ahead
+SPOT_LOOKBACK = timedelta(minutes=30)  # spot notices come 30 s (Azure, GCP) to 2 min (AWS) ahead
+
+POD_DISRUPTIONS = frozenset(
+    {
+        Kind.EVICTION_API,
+        Kind.DISRUPTION_TARGET,
+        Kind.KILLING,
+        Kind.TAINT_EVICTION,
+        Kind.SIGTERM_RECEIVED,
+        Kind.POD_DELETED,
+        Kind.POD_FAILED,
+    }
+)
+NODE_DISRUPTIONS = frozenset(
+    {
+        Kind.DRAIN,
+        Kind.NODE_CORDONED,
+        Kind.NODE_SHUTDOWN,
+        Kind.NODE_REBOOTED,
+        Kind.NODE_NOT_READY,
+        Kind.NODE_DELETED,
+    }
+)
+NOTICE_KINDS = frozenset({Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION, Kind.NODE_CONDITION, Kind.NODE_TAINTED})
+STOPS = frozenset({Kind.KILLING, Kind.POD_DELETED, Kind.EVICTION_API, Kind.DISRUPTION_TARGET, Kind.SIGTERM_RECEIVED})
+
+
+def host_maintenance(case: Case, rule: Rule) -> Finding | None:
+    notices = case.find(NOTICE_KINDS, NODE, NOTICE_LOOKBACK, SKEW, words.is_maintenance_notice)
+    return _notice_chain(case, rule, notices)
+
+
+def spot_interruption(case: Case, rule: Rule) -> Finding | None:
+    notices = case.find(NOTICE_KINDS, NODE, SPOT_LOOKBACK, SKEW, words.is_spot_notice)
+    finding = _notice_chain(case, rule, notices)
+    if finding is None and notices:
+        # The node vanished with the pod on it: no drain needs to be recorded for a reclaimed spot VM.
+        return replace(found(case, rule, notices), confidence=0.8)
+    return finding
+
+
+def _notice_chain(case: Case, rule: Rule, notices: tuple[int, ...]) -> Finding | None:
+    if not notices:
+        return None
+    first = min(case.event(i).at for i in notices)
+    since = case.fate.ended - first + SKEW
+    pod_side = case.find(POD_DISRUPTIONS, POD, since, SKEW)
+    node_side = case.find(NODE_DISRUPTIONS, NODE, since, SKEW)
+    if pod_side:
+        finding = found(case, rule, notices, pod_side + node_side)
+        return replace(finding, onset=min(case.event(i).at for i in pod_side))
+    if node_side:
+        return replace(found(case, rule, notices, node_side), confidence=round(rule.confidence - 0.1, 2))
+    if _after_not_before(case, notices):
+        return replace(found(case, rule, notices), confidence=round(rule.confidence - 0.2, 2))
+    return None
+
+
+def _after_not_before(case: Case, notices: tuple[int, ...]) -> bool:
+    for i in notices:
+        not_before = case.event(i).attrs.get("not_before")
+        if not_before is not None and hasattr(not_before, "tzinfo") and case.fate.ended >= not_before - SKEW:
+            return True
+    return False
+
+
+def never_scheduled(case: Case, rule: Rule) -> Finding | None:
+    if case.fate.node is not None:
+        return None
+    pending = tuple(i for i in case.fate.events if case.event(i).kind in (Kind.POD_PHASE, Kind.POD_CREATED))
+    if pending:
+        return replace(found(case, rule, pending), onset=case.event(pending[0]).at)
+    return _status_only(case, rule, rule.cause)
+
+
+def job_deadline(case: Case, rule: Rule) -> Finding | None:
+    owner = case.fate.pod.owner_name
+    hits = case.find(rule.kinds, rule.on, rule.before, rule.after)
+    if owner:
+        hits = tuple(i for i in hits if owner.lower() in text_of(case.event(i)))
+    return found(case, rule, hits) if hits else None
+
+
+def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
+    """torchrun/mpirun tearing its ranks down is a reaction, unless the pod's own SIGTERM came first."""
+    hits = case.find(rule.kinds, rule.on, rule.before, rule.after)
+    told_to_stop = case.find((Kind.SIGTERM_RECEIVED, Kind.KILLING), POD, rule.before, rule.after)
+    first_stop = min((case.event(i).at for i in told_to_stop), default=None)
+    hits = tuple(i for i in hits if first_stop is None or case.event(i).at < first_stop)
+    return found(case, rule, hits) if hits else None
+
+
+def stopped_without_fault(case: Case, rule: Rule) -> Finding | None:
+    """Killing, deletion, an eviction with no notice, or SIGTERM, and no fault found by any rule before this one."""
+    hits = case.find(STOPS, POD, BURST, SKEW, _not_a_fault_reason)
+    if not hits:
+        return None
+    terminal = case.find(TERMINAL, POD, BURST, SKEW)
+    return found(case, rule, hits, terminal)
+
+
+def _not_a_fault_reason(event: TimelineEvent) -> bool:
+    reason = str(event.attrs.get("reason") or "").lower()
+    return reason in ("", "evictionbyevictionapi", "deleted", "killing")
+
+
+_STATUS_CAUSES = {
+    "evicted": "node-pressure-eviction",
+    "nodelost": "node-failure",
+    "shutdown": "node-failure",
+    "terminated": "node-failure",
+    "deadlineexceeded": "deadline-exceeded",
+    "preempting": "scheduler-preemption",
+    "oomkilled": "oom-killed",
+    "containercannotrun": "config-error",
+    "starterror": "config-error",
+    "createcontainerconfigerror": "config-error",
+    "imagepullbackoff": "config-error",
+    "errimagepull": "config-error",
+}
+
+
+def pod_status(case: Case, rule: Rule) -> Finding | None:
+    """What the pod's own status says, when no event said more: the Kubernetes API's view of a pod it still holds."""
+    pod = case.fate.pod
+    reasons = [pod.reason] + [c.reason for c in pod.containers] + [c.last_reason for c in pod.containers]
+    for reason in reasons:
+        code = _STATUS_CAUSES.get(str(reason or "").lower())
+        if code is not None:
+            return _status_only(case, rule, code)
+    exits = [c.exit_code for c in pod.containers if not c.init and c.exit_code is not None]
+    if pod.phase == "Succeeded" or (exits and all(code == 0 for code in exits)):
+        return _status_only(case, rule, "completed")
+    return None
+
+
+def _status_only(case: Case, rule: Rule, code: str) -> Finding:
+    terminal = tuple(i for i in case.fate.events if case.event(i).kind in TERMINAL | {Kind.POD_PHASE})
+    return Finding(
+        cause=code,
+        confidence=rule.confidence,
+        evidence=in_time_order(case.timeline, terminal),
+        onset=case.fate.ended,
+        trigger=None,
+        rule=rule.name,
+        summary=rule.summary,
+    )
+
+
+def unexplained(case: Case, rule: Rule) -> Finding:
+    """The evidence does not decide: cite how the pod ended, and say so."""
+    ending = tuple(
+        i
+        for i in case.fate.events
+        if is_about(case.event(i), case.fate.pod) and abs(case.event(i).at - case.fate.ended) <= BURST
+    )
+    finding = _status_only(case, rule, "unknown")
+    return replace(finding, evidence=in_time_order(case.timeline, ending))

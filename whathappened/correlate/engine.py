@@ -1,0 +1,91 @@
+"""correlate(): from the merged timeline to one verdict per pod that ended, the root cause and its chain."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from whathappened.correlate import templates
+from whathappened.correlate.blame import Judged, judge, root_of
+from whathappened.correlate.causes import NO_FAULT, cause
+from whathappened.correlate.evidence import Case, in_time_order
+from whathappened.correlate.facts import facts, gpu_of
+from whathappened.correlate.fate import fates
+from whathappened.correlate.lost import lost_work
+from whathappened.correlate.rules import RULES, Rule, explain
+from whathappened.model import LostWork, NodeInfo, TimelineEvent, Verdict
+from whathappened.scope import Scope
+
+
+@dataclass(frozen=True)
+class Correlation:
+    verdicts: tuple[Verdict, ...]  # one per pod that ended, was evicted or never started
+    root_cause: Verdict | None  # the root verdict, None when nothing failed
+    chain: tuple[int, ...]  # timeline indexes of the root cause's chain in time order
+    next_step: str
+    lost_work: LostWork | None
+
+
+def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule, ...] = RULES) -> Correlation:
+    found = fates(scope, timeline)
+    explained = [(fate, explain(Case(fate, timeline), rules)) for fate in found]
+    judged = judge(explained, timeline)
+    nodes = {n.name: n for n in scope.nodes}
+    verdicts = {j.fate.name: _verdict(j, timeline, nodes) for j in judged}
+    root = root_of(judged)
+    if root is None:
+        return Correlation(
+            tuple(verdicts.values()),
+            None,
+            (),
+            templates.NOTHING_FAILED if not judged else _undecided(judged, verdicts),
+            None,
+        )
+    root_verdict = verdicts[root.fate.name]
+    failed = root.finding.cause not in NO_FAULT and cause(root.finding.cause).category != "scheduling"
+    return Correlation(
+        verdicts=tuple(verdicts.values()),
+        root_cause=root_verdict,
+        chain=_chain(root, judged, timeline),
+        next_step=root_verdict.next_step,
+        lost_work=lost_work(scope, timeline, found, root.finding.onset) if failed else None,
+    )
+
+
+def _verdict(j: Judged, timeline: Sequence[TimelineEvent], nodes: Mapping[str, NodeInfo]) -> Verdict:
+    said = facts(j.fate, j.finding, timeline, nodes)
+    said["blame"] = j.blame
+    row = cause(j.finding.cause)
+    return Verdict(
+        pod=j.fate.name,
+        namespace=j.fate.pod.namespace,
+        node=j.fate.node,
+        cause=row.code,
+        category=row.category,
+        retryable=row.retryable,
+        root=j.root,
+        caused_by=j.caused_by,
+        confidence=j.finding.confidence,
+        summary=templates.fill(j.finding.summary, said),
+        evidence=j.finding.evidence,
+        next_step=templates.next_step(row.code, said),
+        gpu=gpu_of(j.fate, j.finding, timeline),
+        ended=j.fate.ended,
+    )
+
+
+def _chain(root: Judged, judged: Sequence[Judged], timeline: Sequence[TimelineEvent]) -> tuple[int, ...]:
+    """The root's evidence, then the first sign of each death it caused: notice, drain, exit, peers failing."""
+    steps = set(root.finding.evidence)
+    for j in judged:
+        if j.caused_by == root.fate.name and j.finding.trigger is not None:
+            steps.add(j.finding.trigger)
+    return in_time_order(timeline, steps)
+
+
+def _undecided(judged: Sequence[Judged], verdicts: dict[str, Verdict]) -> str:
+    """No root: the next step of the commonest cause among the deaths (an NCCL timeout everywhere, say)."""
+    codes = [j.finding.cause for j in judged]
+    commonest = max(set(codes), key=lambda c: (codes.count(c), c))
+    example = next(v for v in verdicts.values() if v.cause == commonest)
+    return example.next_step

@@ -1,0 +1,157 @@
+"""One pod's death set against the whole timeline: which events are about it, its node or its GPU, and when.
+
+Sources disagree on the clock by up to ``SKEW`` (kubelet, Prometheus scrapes, log shippers), so every time
+window is widened by it and no ordering decision rests on a difference smaller than it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from whathappened.correlate.fate import Fate, is_about
+from whathappened.kinds import Kind
+from whathappened.model import TimelineEvent
+
+SKEW = timedelta(minutes=2)
+
+POD = "pod"  # about the pod itself
+NODE = "node"  # about the pod's node (and no other pod)
+GPU = "gpu"  # about one of the pod's GPUs, or its node when the GPU is not known
+JOB = "job"  # about the pod's job or namespace, no pod named
+
+Predicate = Callable[[TimelineEvent], bool]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a rule concluded about one death, with the events that show it."""
+
+    cause: str
+    confidence: float
+    evidence: tuple[int, ...]
+    onset: datetime  # when the failure began, as the evidence tells it
+    trigger: int | None  # the event that decided it (None: decided from the pod's status alone)
+    rule: str
+    summary: str  # the template that says it (templates.py)
+    facts: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+class RuleLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def cause(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def summary(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Case:
+    fate: Fate
+    timeline: Sequence[TimelineEvent]
+
+    def event(self, index: int) -> TimelineEvent:
+        return self.timeline[index]
+
+    def about(self, event: TimelineEvent, on: str) -> bool:
+        fate = self.fate
+        if on == POD:
+            return is_about(event, fate.pod)
+        if on == JOB:
+            return event.subject.pod is None and event.subject.namespace in (None, fate.pod.namespace)
+        on_node = fate.node is not None and event.subject.node == fate.node and event.subject.pod in (None, fate.name)
+        if on == NODE:
+            return on_node
+        if is_about(event, fate.pod):
+            return True
+        gpu = event.subject.gpu
+        return on_node and (gpu is None or not fate.gpus or gpu in fate.gpus)
+
+    def find(
+        self,
+        kinds: Iterable[str],
+        on: str = POD,
+        before: timedelta = timedelta(minutes=10),
+        after: timedelta = SKEW,
+        where: Predicate | None = None,
+        since_start: bool = False,
+    ) -> tuple[int, ...]:
+        """Indexes of the events of these kinds about the subject within [death - before, death + after]."""
+        wanted = frozenset(kinds)
+        low, high = self.fate.ended - before, self.fate.ended + after
+        if since_start and self.fate.started is not None:
+            low = max(low, self.fate.started)
+        return tuple(
+            i
+            for i, e in enumerate(self.timeline)
+            if e.kind in wanted and low <= e.at <= high and self.about(e, on) and (where is None or where(e))
+        )
+
+    def stale(self, index: int) -> bool:
+        """A GPU fault value already there before the pod started: the GPU was bad before, not this pod's doing."""
+        started = self.fate.started
+        event = self.timeline[index]
+        if started is None:
+            return False
+        if event.at < started:
+            return True
+        value = _fault_value(event)
+        return any(
+            other.at < started
+            and other.kind == event.kind
+            and other.subject.node == event.subject.node
+            and other.subject.gpu == event.subject.gpu
+            and _fault_value(other) == value
+            for other in self.timeline
+        )
+
+
+def _fault_value(event: TimelineEvent) -> object:
+    return event.attrs.get("xid") if event.kind == Kind.GPU_XID else event.kind
+
+
+def text_of(event: TimelineEvent) -> str:
+    """Everything a rule may read words from: the summary and the string attributes, lowercased."""
+    parts = [event.summary] + [str(v) for v in event.attrs.values() if isinstance(v, str | int)]
+    return " ".join(parts).lower()
+
+
+def xid_of(event: TimelineEvent) -> int | None:
+    value = event.attrs.get("xid")
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def earliest(timeline: Sequence[TimelineEvent], indexes: Iterable[int]) -> int:
+    return min(indexes, key=lambda i: (timeline[i].at, i))
+
+
+def in_time_order(timeline: Sequence[TimelineEvent], indexes: Iterable[int]) -> tuple[int, ...]:
+    return tuple(sorted(set(indexes), key=lambda i: (timeline[i].at, i)))
+
+
+def found(case: Case, rule: RuleLike, hits: Iterable[int], support: Iterable[int] = ()) -> Finding:
+    """A finding from its deciding events (hits) and corroboration; more sources and kinds agreeing, more confidence."""
+    hits = tuple(hits)
+    trigger = earliest(case.timeline, hits)
+    evidence = set(hits) | set(support)
+    sources = {case.event(i).source for i in evidence}
+    kinds = {case.event(i).kind for i in evidence}
+    bonus = 0.03 * (len(sources) - 1) + 0.02 * (len(kinds) - 1)
+    return Finding(
+        cause=rule.cause,
+        confidence=round(min(0.99, rule.confidence + bonus), 2),
+        evidence=in_time_order(case.timeline, evidence),
+        onset=min(case.event(trigger).at, case.fate.ended),
+        trigger=trigger,
+        rule=rule.name,
+        summary=rule.summary,
+    )

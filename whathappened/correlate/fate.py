@@ -1,0 +1,180 @@
+"""Which pods ended, were evicted or never started, and when: the deaths the rules explain.
+
+A pod's fate is read from what every source said about it: its PodInfo (phase, container states) where the
+Kubernetes API still had it, and the timeline's lifecycle events otherwise (kube-state-metrics history, archived
+events, the last log lines). A pod still running at the end of the window, with no death since it last started,
+gets no verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from whathappened.kinds import Kind
+from whathappened.model import PodInfo, TimelineEvent
+from whathappened.scope import Scope
+
+ENDED = "ended"
+NEVER_STARTED = "never-started"
+
+# Lifecycle events that mean the pod (or its last container run) is over.
+TERMINAL: frozenset[str] = frozenset(
+    {
+        Kind.CONTAINER_TERMINATED,
+        Kind.POD_FAILED,
+        Kind.POD_SUCCEEDED,
+        Kind.POD_DELETED,
+        Kind.KILLING,
+        Kind.DISRUPTION_TARGET,
+        Kind.EVICTED,
+        Kind.EVICTION_API,
+        Kind.PREEMPTED,
+        Kind.TAINT_EVICTION,
+        Kind.OOM_KILLED,
+        Kind.DEADLINE_EXCEEDED,
+        Kind.JOB_COMPLETED,
+    }
+)
+# Log lines a process writes as it dies: a death where nothing else recorded one (pods long deleted).
+DYING_WORDS: frozenset[str] = frozenset(
+    {
+        Kind.NCCL_TIMEOUT,
+        Kind.NCCL_ERROR,
+        Kind.CUDA_ERROR,
+        Kind.CUDA_OOM,
+        Kind.APP_EXCEPTION,
+        Kind.SIGTERM_RECEIVED,
+        Kind.LAUNCHER_TEARDOWN,
+    }
+)
+STARTS: frozenset[str] = frozenset({Kind.CONTAINER_STARTED, Kind.CONTAINER_RESTARTED})
+NOT_STARTED_YET: frozenset[str] = frozenset(
+    {Kind.FAILED_SCHEDULING, Kind.IMAGE_PULL_FAILED, Kind.CONFIG_ERROR, Kind.BACK_OFF}
+)
+# The events of one death arrive over a short burst (kill, exit, phase change, the next scrape).
+BURST = timedelta(minutes=10)
+# A pod pending this long without a node was not scheduled (not merely created at the end of the window).
+LONG_PENDING = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class Fate:
+    pod: PodInfo
+    outcome: str  # ENDED | NEVER_STARTED
+    node: str | None
+    gpus: frozenset[str]  # GPU indexes on its node, where a source could tell
+    started: datetime | None
+    ended: datetime  # when it died; for a pod that never started, when it was last seen waiting
+    events: tuple[int, ...]  # timeline indexes of the events about this pod, in time order
+
+    @property
+    def name(self) -> str:
+        return self.pod.name
+
+
+def is_about(event: TimelineEvent, pod: PodInfo) -> bool:
+    subject = event.subject
+    return subject.pod == pod.name and (subject.namespace is None or subject.namespace == pod.namespace)
+
+
+def fates(scope: Scope, timeline: Sequence[TimelineEvent]) -> tuple[Fate, ...]:
+    """The fate of every pod in scope that ended or never started, ordered by when it ended."""
+    found = []
+    for pod in scope.pods:
+        own = tuple(i for i, e in enumerate(timeline) if is_about(e, pod))
+        fate = _fate(pod, own, timeline, scope)
+        if fate is not None:
+            found.append(fate)
+    return tuple(sorted(found, key=lambda f: (f.ended, f.name)))
+
+
+def _fate(pod: PodInfo, own: tuple[int, ...], timeline: Sequence[TimelineEvent], scope: Scope) -> Fate | None:
+    events = [timeline[i] for i in own]
+    node = pod.node or _node_from(events)
+    gpus = _gpus(pod, node, events, scope)
+    started = _started(pod, events)
+    if started is None and _waiting(pod, node, events, scope.window.end):
+        seen = max((e.at for e in events), default=scope.window.end)
+        return Fate(pod, NEVER_STARTED, node, gpus, None, seen, own)
+    ended = _ended(pod, events)
+    if ended is None:
+        return None
+    return Fate(pod, ENDED, node, gpus, started, ended, own)
+
+
+def _node_from(events: Sequence[TimelineEvent]) -> str | None:
+    for event in events:
+        if event.subject.node:
+            return event.subject.node
+        node = event.attrs.get("node")
+        if isinstance(node, str) and node:
+            return node
+    return None
+
+
+def _gpus(pod: PodInfo, node: str | None, events: Sequence[TimelineEvent], scope: Scope) -> frozenset[str]:
+    own = frozenset(e.subject.gpu for e in events if e.subject.gpu is not None)
+    if own:
+        return own
+    # The scope's per-node GPUs belong to this pod only when no other pod of the experiment shared the node.
+    sharing = [p for p in scope.pods if p.node == node]
+    if node and len(sharing) <= 1:
+        return frozenset(scope.gpus.get(node, ()))
+    return frozenset()
+
+
+def _started(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
+    times = [c.started for c in pod.containers if c.started is not None]
+    times += [e.at for e in events if e.kind in STARTS or e.kind == Kind.POD_SUCCEEDED]
+    times += [e.at for e in events if e.kind == Kind.POD_PHASE and e.attrs.get("phase") in ("Running", "Succeeded")]
+    times += [e.at for e in events if e.kind in DYING_WORDS or e.kind == Kind.CHECKPOINT_SAVED]
+    if pod.phase in ("Running", "Succeeded", "Failed") and pod.started is not None:
+        times.append(pod.started)
+    return min(times) if times else None
+
+
+def _waiting(pod: PodInfo, node: str | None, events: Sequence[TimelineEvent], end: datetime) -> bool:
+    if pod.phase not in (None, "Pending"):
+        return False
+    if any(e.kind in NOT_STARTED_YET for e in events):
+        return True
+    created = pod.created or min((e.at for e in events), default=None)
+    return pod.phase == "Pending" and node is None and created is not None and end - created >= LONG_PENDING
+
+
+def _ended(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
+    terminal = [e.at for e in events if _is_terminal(e)]
+    last_start = max((e.at for e in events if e.kind in STARTS), default=None)
+    if terminal and last_start is not None and last_start > max(terminal) and pod.phase not in ("Failed", "Succeeded"):
+        return None  # it died and came back: still running at the end
+    finished = _container_end(pod)
+    if terminal:
+        burst = [t for t in terminal if t >= max(terminal) - BURST]
+        first = min(burst)
+        return min(first, finished) if finished is not None else first
+    if finished is not None and pod.phase in ("Failed", "Succeeded"):
+        return finished
+    if pod.phase == "Running":
+        return None
+    fallback = [t for t in (pod.ended, pod.deleted) if t is not None]
+    if fallback:
+        return min(fallback)
+    dying = [e.at for e in events if e.kind in DYING_WORDS]
+    return max(dying) if dying else None
+
+
+def _is_terminal(event: TimelineEvent) -> bool:
+    if event.kind == Kind.POD_PHASE:
+        return event.attrs.get("phase") in ("Failed", "Succeeded")
+    return event.kind in TERMINAL and not event.attrs.get("previous")
+
+
+def _container_end(pod: PodInfo) -> datetime | None:
+    finished = [c.finished for c in pod.containers if not c.init and c.state == "terminated" and c.finished]
+    return min(finished) if finished else None
+
+
+def by_name(found: Sequence[Fate]) -> Mapping[str, Fate]:
+    return {f.name: f for f in found}

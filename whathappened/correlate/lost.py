@@ -1,0 +1,44 @@
+"""Lost work: the GPU-hours between the last checkpoint the logs show (or the job's start) and the failure.
+
+Every rank of a synchronous job rolls back to the same checkpoint, so the loss counts the GPUs of every pod of
+the experiment that was running when it failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from whathappened.correlate.fate import Fate
+from whathappened.kinds import Kind
+from whathappened.model import LostWork, TimelineEvent
+from whathappened.scope import Scope
+
+
+def lost_work(
+    scope: Scope, timeline: Sequence[TimelineEvent], fates: Sequence[Fate], failure: datetime
+) -> LostWork | None:
+    ran = [f for f in fates if f.started is not None and f.started <= failure]
+    running = {f.name for f in ran}
+    ended = {f.name for f in fates}
+    # pods still running at the end of the window lost the same work as those that died
+    running |= {p.name for p in scope.pods if p.name not in ended and _started_before(p.started, failure)}
+    gpus = sum(p.gpus_requested for p in scope.pods if p.name in running)
+    if gpus <= 0:
+        return None
+    checkpoints = [
+        e.at for e in timeline if e.kind == Kind.CHECKPOINT_SAVED and e.subject.pod in running and e.at <= failure
+    ]
+    if checkpoints:
+        since, basis = max(checkpoints), "checkpoint"
+    else:
+        starts = [f.started for f in ran if f.started is not None]
+        if not starts:
+            return None
+        since, basis = min(starts), "job start"
+    hours = (failure - since).total_seconds() / 3600 * gpus
+    return LostWork(gpu_hours=round(hours, 2), since=since, until=failure, basis=basis)
+
+
+def _started_before(started: datetime | None, failure: datetime) -> bool:
+    return started is not None and started <= failure

@@ -1,0 +1,346 @@
+"""The cause rules, as data: what death each explains, from what evidence, on which subject, within what time.
+
+Rules are tried in order and the first that matches a death explains it, so the order is the precedence:
+scheduling and cloud notices first, then hardware, then the node, then the application, then reactions to
+other ranks (NCCL errors, launcher teardown), then the outcomes that are no fault at all. That order is also
+what keeps the guards true: an exit 137 during a drain is explained by the drain before the OOM rule is asked
+(and no rule ever reads 137 alone as an OOM), a SIGTERM is a crash only when some fault explains it.
+A few rules need logic beyond "an event of this kind on this subject in this window": they name a ``check``
+function (checks.py), the escape hatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from whathappened.correlate import checks, words
+from whathappened.correlate import templates as say
+from whathappened.correlate.evidence import GPU, JOB, NODE, POD, SKEW, Case, Finding, Predicate, found
+from whathappened.correlate.fate import ENDED, NEVER_STARTED
+from whathappened.kinds import Kind
+
+ANY = "any"
+MINUTES_10 = timedelta(minutes=10)
+MINUTES_15 = timedelta(minutes=15)
+MINUTES_30 = timedelta(minutes=30)
+WHOLE_WINDOW = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class Support:
+    """Evidence that corroborates a finding (raises its confidence and joins its evidence) but cannot make one."""
+
+    kinds: frozenset[str]
+    on: str = NODE
+    before: timedelta = MINUTES_30
+    after: timedelta = SKEW
+    where: Predicate | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    cause: str
+    confidence: float
+    summary: str  # a template (templates.py) filled with the facts of the finding
+    kinds: frozenset[str] = frozenset()
+    on: str = POD
+    before: timedelta = MINUTES_10
+    after: timedelta = SKEW
+    where: Predicate | None = None
+    fate: str = ENDED
+    since_start: bool = False  # evidence older than the pod is not about this pod's run
+    skip_stale: bool = False  # a GPU fault value seen before the pod started is not its fault
+    support: tuple[Support, ...] = ()
+    check: Callable[[Case, Rule], Finding | None] | None = None
+
+
+def apply(rule: Rule, case: Case) -> Finding | None:
+    if rule.fate != ANY and case.fate.outcome != rule.fate:
+        return None
+    if rule.check is not None:
+        return rule.check(case, rule)
+    hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where, rule.since_start)
+    if rule.skip_stale:
+        hits = tuple(i for i in hits if not case.stale(i))
+    if not hits:
+        return None
+    support = tuple(i for s in rule.support for i in case.find(s.kinds, s.on, s.before, s.after, s.where))
+    return found(case, rule, hits, support)
+
+
+def _kinds(*kinds: Kind) -> frozenset[str]:
+    return frozenset(str(k) for k in kinds)
+
+
+_CUDA = Support(_kinds(Kind.CUDA_ERROR), on=POD, before=MINUTES_30)
+_NODE_PRESSURE = Support(_kinds(Kind.NODE_PRESSURE), on=NODE, before=MINUTES_30)
+_NODE_DOWN = Support(_kinds(Kind.NODE_NOT_READY, Kind.NODE_DELETED, Kind.NODE_REBOOTED), on=NODE, before=MINUTES_30)
+_KERNEL_OOM = Support(_kinds(Kind.KERNEL_OOM), on=NODE, before=MINUTES_15)
+_PROBES = Support(_kinds(Kind.PROBE_FAILED), on=POD, before=MINUTES_15, where=words.liveness)
+
+RULES: tuple[Rule, ...] = (
+    # --- pods that never ran ---
+    Rule(
+        "image-or-config",
+        "config-error",
+        0.9,
+        say.CONFIG,
+        _kinds(Kind.IMAGE_PULL_FAILED, Kind.CONFIG_ERROR),
+        before=WHOLE_WINDOW,
+        fate=ANY,
+    ),
+    Rule(
+        "failed-scheduling",
+        "unschedulable",
+        0.9,
+        say.UNSCHEDULABLE,
+        _kinds(Kind.FAILED_SCHEDULING),
+        before=WHOLE_WINDOW,
+        fate=NEVER_STARTED,
+    ),
+    Rule(
+        "never-scheduled", "unschedulable", 0.6, say.NEVER_SCHEDULED, fate=NEVER_STARTED, check=checks.never_scheduled
+    ),
+    # --- scheduling and the kubelet taking the pod away ---
+    Rule(
+        "preempted",
+        "scheduler-preemption",
+        0.95,
+        say.PREEMPTED,
+        _kinds(Kind.PREEMPTED, Kind.DISRUPTION_TARGET, Kind.POD_FAILED),
+        before=MINUTES_15,
+        where=words.preemption,
+    ),
+    Rule(
+        "kubelet-eviction",
+        "node-pressure-eviction",
+        0.9,
+        say.PRESSURE,
+        _kinds(Kind.EVICTED, Kind.POD_FAILED, Kind.DISRUPTION_TARGET),
+        before=MINUTES_15,
+        where=words.pressure_eviction,
+        support=(_NODE_PRESSURE,),
+    ),
+    # --- cloud notices: the chain notice -> cordon -> drain -> exit ---
+    Rule("spot-interruption", "spot-preemption", 0.9, say.SPOT, check=checks.spot_interruption),
+    Rule("host-maintenance", "host-maintenance", 0.9, say.MAINTENANCE, check=checks.host_maintenance),
+    # --- the GPU: Xid and ECC on the pod's node and GPU, not older than the pod ---
+    Rule(
+        "fallen-off-bus",
+        "gpu-fallen-off-bus",
+        0.95,
+        say.FALLEN,
+        _kinds(Kind.GPU_XID, Kind.GPU_MISSING),
+        on=GPU,
+        before=MINUTES_30,
+        where=words.fallen_off_bus,
+        since_start=True,
+        skip_stale=True,
+        support=(_CUDA,),
+    ),
+    Rule(
+        "gpu-memory",
+        "gpu-memory-error",
+        0.95,
+        say.GPU_MEMORY,
+        _kinds(Kind.GPU_XID, Kind.GPU_ECC_DBE, Kind.GPU_ROW_REMAP_FAILURE, Kind.GPU_RETIRED_PAGES),
+        on=GPU,
+        before=MINUTES_30,
+        where=words.memory_fault,
+        since_start=True,
+        skip_stale=True,
+        support=(_CUDA,),
+    ),
+    Rule(
+        "nvlink",
+        "nvlink-error",
+        0.85,
+        say.NVLINK,
+        _kinds(Kind.GPU_XID, Kind.NVLINK_ERROR),
+        on=GPU,
+        before=MINUTES_30,
+        where=words.nvlink_fault,
+        since_start=True,
+        skip_stale=True,
+        support=(_CUDA,),
+    ),
+    Rule(
+        "gpu-hardware",
+        "gpu-hardware-error",
+        0.85,
+        say.GPU_HARDWARE,
+        _kinds(Kind.GPU_XID),
+        on=GPU,
+        before=MINUTES_30,
+        where=words.hardware_xid,
+        since_start=True,
+        skip_stale=True,
+        support=(_CUDA,),
+    ),
+    Rule(
+        "cuda-ecc",
+        "gpu-memory-error",
+        0.7,
+        say.CUDA_ECC,
+        _kinds(Kind.CUDA_ERROR),
+        before=MINUTES_15,
+        where=words.ecc_text,
+    ),
+    Rule(
+        "cuda-lost-gpu",
+        "gpu-fallen-off-bus",
+        0.7,
+        say.CUDA_LOST,
+        _kinds(Kind.CUDA_ERROR),
+        before=MINUTES_15,
+        where=words.lost_gpu_text,
+    ),
+    Rule(
+        "gpu-thermal",
+        "gpu-thermal",
+        0.65,
+        say.THERMAL,
+        _kinds(Kind.GPU_THERMAL),
+        on=GPU,
+        before=MINUTES_15,
+        since_start=True,
+        support=(_CUDA,),
+    ),
+    # --- the node ---
+    Rule(
+        "node-lost",
+        "node-failure",
+        0.85,
+        say.NODE_LOST,
+        _kinds(Kind.TAINT_EVICTION, Kind.POD_FAILED, Kind.DISRUPTION_TARGET),
+        before=MINUTES_15,
+        where=words.node_lost,
+        support=(_NODE_DOWN,),
+    ),
+    Rule(
+        "node-down",
+        "node-failure",
+        0.8,
+        say.NODE_DOWN,
+        _kinds(Kind.NODE_NOT_READY, Kind.NODE_DELETED, Kind.NODE_REBOOTED, Kind.NODE_SHUTDOWN),
+        on=NODE,
+        before=MINUTES_15,
+        since_start=True,
+    ),
+    Rule(
+        "network",
+        "network-error",
+        0.8,
+        say.NETWORK,
+        _kinds(Kind.NETWORK_ERROR),
+        on=GPU,
+        before=MINUTES_10,
+        since_start=True,
+    ),
+    # --- the application ---
+    Rule(
+        "oom-killed",
+        "oom-killed",
+        0.95,
+        say.OOM,
+        _kinds(Kind.OOM_KILLED, Kind.CONTAINER_TERMINATED),
+        before=MINUTES_10,
+        where=words.oom_killed,
+        support=(_KERNEL_OOM,),
+    ),
+    Rule("cuda-oom", "cuda-oom", 0.9, say.CUDA_OOM, _kinds(Kind.CUDA_OOM), before=MINUTES_15),
+    Rule(
+        "liveness",
+        "liveness-probe",
+        0.85,
+        say.LIVENESS,
+        _kinds(Kind.KILLING, Kind.PROBE_FAILED),
+        before=MINUTES_15,
+        where=words.liveness,
+        support=(_PROBES,),
+    ),
+    Rule(
+        "deadline",
+        "deadline-exceeded",
+        0.9,
+        say.DEADLINE,
+        _kinds(Kind.DEADLINE_EXCEEDED, Kind.POD_FAILED),
+        before=MINUTES_15,
+        where=words.deadline,
+    ),
+    Rule(
+        "job-deadline",
+        "deadline-exceeded",
+        0.85,
+        say.DEADLINE,
+        _kinds(Kind.DEADLINE_EXCEEDED),
+        on=JOB,
+        before=MINUTES_15,
+        after=MINUTES_10,
+        check=checks.job_deadline,
+    ),
+    Rule(
+        "traceback",
+        "application-error",
+        0.85,
+        say.TRACEBACK,
+        _kinds(Kind.APP_EXCEPTION),
+        before=MINUTES_15,
+        where=words.own_exception,
+    ),
+    Rule(
+        "cannot-run",
+        "config-error",
+        0.8,
+        say.CONFIG,
+        _kinds(Kind.CONTAINER_TERMINATED),
+        before=MINUTES_10,
+        where=words.cannot_run,
+    ),
+    Rule("cuda-error", "application-error", 0.55, say.CUDA_APP, _kinds(Kind.CUDA_ERROR), before=MINUTES_15),
+    # --- reactions to another rank's failure ---
+    Rule("nccl-timeout", "nccl-timeout", 0.8, say.NCCL_TIMEOUT, _kinds(Kind.NCCL_TIMEOUT), before=MINUTES_15),
+    Rule("nccl-error", "nccl-error", 0.8, say.NCCL_ERROR, _kinds(Kind.NCCL_ERROR), before=MINUTES_15),
+    Rule(
+        "teardown",
+        "peer-failure",
+        0.75,
+        say.TEARDOWN,
+        _kinds(Kind.LAUNCHER_TEARDOWN),
+        before=MINUTES_15,
+        check=checks.teardown_by_launcher,
+    ),
+    # --- no fault ---
+    Rule(
+        "stopped",
+        "deleted",
+        0.8,
+        say.STOPPED,
+        _kinds(Kind.KILLING, Kind.POD_DELETED, Kind.EVICTION_API, Kind.DISRUPTION_TARGET, Kind.SIGTERM_RECEIVED),
+        before=MINUTES_10,
+        check=checks.stopped_without_fault,
+    ),
+    Rule(
+        "completed",
+        "completed",
+        0.95,
+        say.COMPLETED,
+        _kinds(Kind.POD_SUCCEEDED, Kind.JOB_COMPLETED, Kind.CONTAINER_TERMINATED, Kind.POD_PHASE),
+        before=MINUTES_10,
+        where=words.success,
+    ),
+    Rule("pod-status", "unknown", 0.6, say.STATUS, check=checks.pod_status),
+    Rule("unexplained", "unknown", 0.3, say.UNKNOWN, fate=ANY, check=checks.unexplained),
+)
+
+
+def explain(case: Case, rules: tuple[Rule, ...] = RULES) -> Finding:
+    """The first rule that explains this death; the last rule always does."""
+    for rule in rules:
+        finding = apply(rule, case)
+        if finding is not None:
+            return finding
+    raise AssertionError("the last rule explains every death")

@@ -1,0 +1,102 @@
+"""What a verdict says: one plain sentence per finding, and the next step per cause.
+
+Templates are filled from the facts of a finding (the deciding event's attributes, the pod, its node and GPU,
+times in UTC). A fact a source did not give reads as a plain stand-in ("its node", "a GPU"), never as a blank.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+CONFIG = "{pod} could not start its container: {what} ({at})."
+UNSCHEDULABLE = "{pod} was never scheduled: {what} (first seen {at})."
+NEVER_SCHEDULED = "{pod} stayed Pending with no node from {at} to {died}: it was never scheduled."
+PREEMPTED = "{pod} was preempted on {node} at {at} to make room for a higher-priority pod."
+PRESSURE = "The kubelet evicted {pod} from {node} at {at} because the node ran low on {resource}."
+SPOT = "{pod} stopped at {died} because {node}, a spot VM, was reclaimed by {provider} (interruption notice at {at})."
+MAINTENANCE = (
+    "{pod} was stopped at {died} when {node} was drained for {provider} host maintenance ({event} notice at {at})."
+)
+FALLEN = "{gpu} on {node} fell off the bus (Xid 79) at {at}; {pod} died with it at {died}."
+GPU_MEMORY = "{gpu} on {node} hit an uncorrectable memory error ({what}) at {at}; {pod} crashed at {died}."
+NVLINK = "An NVLink error ({what}) hit {gpu} on {node} at {at}; {pod} crashed at {died}."
+GPU_HARDWARE = "{gpu} on {node} failed ({what}) at {at}; {pod} crashed at {died}."
+CUDA_ECC = "{pod} crashed at {at} on an uncorrectable ECC error that CUDA reported on {node}."
+CUDA_LOST = "{pod} crashed at {at}: CUDA lost its GPU on {node} ({what})."
+THERMAL = "{gpu} on {node} overheated ({what}) at {at} and {pod} died at {died}."
+NODE_LOST = "{node} stopped responding and {pod} was removed from it at {at}."
+NODE_DOWN = "{node} went down ({what}) at {at}; {pod} died with it at {died}."
+NETWORK = "{node} reported a network error ({what}) at {at}; {pod} failed at {died}."
+OOM = "{pod} was killed at {died} for going over its memory limit (OOMKilled) on {node}."
+CUDA_OOM = "{pod} ran out of GPU memory at {at} ({what})."
+LIVENESS = "{pod} was killed at {at} after failing its liveness probe."
+DEADLINE = "{pod} was stopped at {died} because its Job hit its deadline or backoff limit ({what})."
+TRACEBACK = "{pod} crashed at {at} with {exception}{location}."
+CUDA_APP = "{pod} crashed at {at} with a CUDA error ({what}), and no GPU fault was found on {node}."
+NCCL_TIMEOUT = "{pod} hit the NCCL watchdog timeout at {at}{blame}."
+NCCL_ERROR = "{pod} failed on an NCCL error at {at}{blame}."
+TEARDOWN = "{pod} was torn down by its launcher at {at}{blame}."
+PEER = "{pod} stopped at {died}{blame}."
+STOPPED = "{pod} was stopped at {at} ({what}) with no fault found: deleted or stopped by a user or controller."
+COMPLETED = "{pod} finished successfully at {died}."
+STATUS = "{pod} ended at {died}; its Kubernetes status says {status}."
+UNKNOWN = "{pod} ended at {died} and the evidence does not say why."
+
+HARDWARE_TICKET = "cordon {node} and open a hardware ticket for {gpu}; resubmitting is safe"
+NEXT_STEPS: Mapping[str, str] = {
+    "host-maintenance": "resubmitting is safe: {node} was taken for host maintenance; run `whathappened preflight` "
+    "before long runs to skip nodes with maintenance due",
+    "spot-preemption": "resubmitting is safe: the spot VM {node} was reclaimed; resume from the last checkpoint, "
+    "or use on-demand capacity for long runs",
+    "node-failure": "cordon {node} and check it (kubelet, kernel log, hardware); resubmitting is safe",
+    "node-pressure-eviction": "resubmitting is safe; set the memory request near real use so the kubelet on {node} "
+    "does not evict it again",
+    "gpu-fallen-off-bus": HARDWARE_TICKET,
+    "gpu-memory-error": HARDWARE_TICKET,
+    "gpu-hardware-error": HARDWARE_TICKET,
+    "nvlink-error": "cordon {node} and open a hardware ticket for the NVLink of {gpu}; resubmitting is safe",
+    "gpu-thermal": "cordon {node} and have its cooling checked ({gpu} overheated); resubmitting is safe",
+    "network-error": "cordon {node} and have its network links checked; resubmitting is safe",
+    "nccl-timeout": "no fault found behind the NCCL timeout: check the network fabric and look for a hung rank "
+    "(py-spy dump, NCCL_DEBUG=INFO), then resubmit",
+    "nccl-error": "no fault found behind the NCCL error: rerun with NCCL_DEBUG=INFO and check the network, "
+    "then resubmit",
+    "peer-failure": "look at the rank that failed first; resubmitting is safe once it is fixed",
+    "scheduler-preemption": "resubmitting is safe: a higher-priority pod took the node; use a higher priority class "
+    "or reserved capacity",
+    "unschedulable": "not retryable as is: {what}; free or add capacity, or lower the request",
+    "oom-killed": "not retryable: raise the memory limit of {pod} or lower its memory use",
+    "cuda-oom": "not retryable: lower the batch size or use activation checkpointing, then resubmit",
+    "application-error": "not retryable: fix {fix} ({exception}), then resubmit",
+    "config-error": "not retryable: fix the image or configuration ({what}), then resubmit",
+    "liveness-probe": "not retryable: fix the liveness probe or the hang it catches",
+    "deadline-exceeded": "not retryable as is: raise the Job's activeDeadlineSeconds or backoffLimit, "
+    "or make it finish sooner",
+    "deleted": "nothing failed: the pods were stopped on purpose; resubmit if that was not intended",
+    "completed": "nothing to do: the run finished",
+    "unknown": "the evidence does not decide: read the last log lines of {pod} and the kernel log of {node}",
+}
+NOTHING_FAILED = "nothing failed in this window"
+
+
+class _Facts(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def fill(template: str, facts: Mapping[str, Any]) -> str:
+    return template.format_map(_Facts(facts))
+
+
+def next_step(cause: str, facts: Mapping[str, Any]) -> str:
+    return fill(NEXT_STEPS.get(cause, NEXT_STEPS["unknown"]), facts)
+
+
+def place(file: object, line: object) -> str:
+    """ "line 88 of data.py" from a traceback's file and line, or nothing."""
+    if not file:
+        return ""
+    name = os.path.basename(str(file))
+    return f"line {line} of {name}" if line not in (None, "") else name

@@ -1,0 +1,163 @@
+"""Predicates on single events: which Xid codes mean what, and the words real systems use for each happening.
+
+Xid classes follow NVIDIA's Xid catalog (reference/xid-catalog.md): codes whose immediate action is a GPU reset
+or a node reboot are hardware; 13, 31, 43 and 45 are usually the application's own fault (or a sympathetic
+report of another Xid) and explain nothing here; 63 (a row remap event) and 92 (single-bit errors) are
+corrected and end no work.
+"""
+
+from __future__ import annotations
+
+from whathappened.correlate.evidence import text_of, xid_of
+from whathappened.kinds import Kind
+from whathappened.model import TimelineEvent
+
+FALLEN_OFF_BUS_XIDS = frozenset({79})
+MEMORY_XIDS = frozenset({48, 64, 94, 95, 140, 171, 172})
+NVLINK_XIDS = frozenset({74, *range(144, 151)})
+HARDWARE_XIDS = frozenset({32, 46, 54, 56, 57, 58, 59, 61, 62, 109, 110, 119, 120, 122, 123, 143, 154, 157, 158})
+
+SPOT_WORDS = ("spot", "preempt", "interruption", "instance-action", "rebalance")
+MAINTENANCE_WORDS = (
+    "maintenance",
+    "scheduled",
+    "reboot",
+    "redeploy",
+    "freeze",
+    "terminate",
+    "impending",
+    "upcoming",
+    "live-migrat",
+    "migrate",
+)
+# Exceptions that report another failure rather than being one: NCCL, the launcher, signals, CUDA faults
+# that the GPU rules explain, and CUDA out-of-memory that has its own rule.
+REACTION_EXCEPTION_WORDS = (
+    "nccl",
+    "distbackenderror",
+    "distnetworkerror",
+    "diststoreerror",
+    "childfailederror",
+    "processgroup",
+    "watchdog",
+    "sigterm",
+    "signalexception",
+    "keyboardinterrupt",
+    "cuda error",
+    "outofmemoryerror",
+    "out of memory",
+    "ecc error",
+)
+
+
+def _reason(event: TimelineEvent) -> str:
+    return str(event.attrs.get("reason") or "").lower()
+
+
+def fallen_off_bus(event: TimelineEvent) -> bool:
+    return event.kind == Kind.GPU_MISSING or xid_of(event) in FALLEN_OFF_BUS_XIDS
+
+
+def memory_fault(event: TimelineEvent) -> bool:
+    if event.kind in (Kind.GPU_ECC_DBE, Kind.GPU_ROW_REMAP_FAILURE):
+        return True
+    if event.kind == Kind.GPU_RETIRED_PAGES:
+        return str(event.attrs.get("cause") or "").lower() == "dbe"
+    return xid_of(event) in MEMORY_XIDS
+
+
+def nvlink_fault(event: TimelineEvent) -> bool:
+    return event.kind == Kind.NVLINK_ERROR or xid_of(event) in NVLINK_XIDS
+
+
+def hardware_xid(event: TimelineEvent) -> bool:
+    return xid_of(event) in HARDWARE_XIDS
+
+
+def ecc_text(event: TimelineEvent) -> bool:
+    text = text_of(event)
+    return "ecc" in text or "uncorrectable" in text
+
+
+def lost_gpu_text(event: TimelineEvent) -> bool:
+    text = text_of(event)
+    return any(w in text for w in ("fallen off the bus", "gpu is lost", "no cuda-capable device", "device lost"))
+
+
+def preemption(event: TimelineEvent) -> bool:
+    if event.kind == Kind.PREEMPTED:
+        return True
+    return _reason(event) in ("preemptionbyscheduler", "preempting", "preempted")
+
+
+def pressure_eviction(event: TimelineEvent) -> bool:
+    if event.kind == Kind.EVICTED:
+        return True
+    reason, text = _reason(event), text_of(event)
+    if event.kind == Kind.POD_FAILED and reason == "evicted":
+        return True
+    return reason == "terminationbykubelet" and any(w in text for w in ("low on resource", "pressure", "ephemeral"))
+
+
+def node_lost(event: TimelineEvent) -> bool:
+    if event.kind == Kind.TAINT_EVICTION:
+        return True
+    reason = _reason(event)
+    if reason == "terminationbykubelet":
+        return "shutdown" in text_of(event)
+    return reason in ("nodelost", "deletionbytaintmanager", "deletionbypodgc", "terminated", "shutdown")
+
+
+def oom_killed(event: TimelineEvent) -> bool:
+    return event.kind == Kind.OOM_KILLED or _reason(event) == "oomkilled"
+
+
+def liveness(event: TimelineEvent) -> bool:
+    if event.kind == Kind.PROBE_FAILED:
+        return str(event.attrs.get("probe") or "").lower() == "liveness" or "liveness" in text_of(event)
+    return "liveness" in text_of(event)
+
+
+def deadline(event: TimelineEvent) -> bool:
+    return event.kind == Kind.DEADLINE_EXCEEDED or _reason(event) in ("deadlineexceeded", "backofflimitexceeded")
+
+
+def own_exception(event: TimelineEvent) -> bool:
+    text = text_of(event)
+    return not any(w in text for w in REACTION_EXCEPTION_WORDS)
+
+
+def cannot_run(event: TimelineEvent) -> bool:
+    return _reason(event) in ("containercannotrun", "starterror", "createcontainererror", "runcontainererror")
+
+
+def success(event: TimelineEvent) -> bool:
+    if event.kind in (Kind.POD_SUCCEEDED, Kind.JOB_COMPLETED):
+        return True
+    if event.kind == Kind.POD_PHASE:
+        return event.attrs.get("phase") == "Succeeded"
+    return event.attrs.get("exit_code") == 0 or _reason(event) == "completed"
+
+
+def is_spot_notice(event: TimelineEvent) -> bool:
+    if event.kind == Kind.SPOT_INTERRUPTION:
+        return True
+    if event.kind not in (Kind.MAINTENANCE_NOTICE, Kind.NODE_TAINTED, Kind.NODE_CONDITION):
+        return False
+    kind_words = " ".join(str(event.attrs.get(k) or "") for k in ("event_type", "action", "taint", "type", "reason"))
+    text = (kind_words + " " + event.summary).lower()
+    if event.kind != Kind.MAINTENANCE_NOTICE:
+        # a spot pool's permanent taint (scalesetpriority=spot) is no notice; an interruption taint is
+        return any(w in text for w in ("spot-itn", "interruption", "preempt"))
+    return any(w in text for w in SPOT_WORDS)
+
+
+def is_maintenance_notice(event: TimelineEvent) -> bool:
+    if is_spot_notice(event):
+        return False
+    if event.kind == Kind.MAINTENANCE_NOTICE:
+        return True
+    if event.kind not in (Kind.NODE_CONDITION, Kind.NODE_TAINTED):
+        return False
+    text = " ".join(str(event.attrs.get(k) or "") for k in ("type", "reason", "taint")).lower() or event.summary.lower()
+    return any(w in text for w in MAINTENANCE_WORDS)
