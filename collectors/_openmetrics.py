@@ -9,6 +9,7 @@ everything else is kept. Files end with ``# EOF``; text after it is reported, no
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -48,7 +49,7 @@ def parse_openmetrics(text: str) -> tuple[list[Series], list[str]]:
         except _Bad as exc:
             _note(problems, f"line {number}: {exc}")
     if not eof and text.strip():
-        _note(problems, "line %d: no # EOF at the end (file cut short?)" % (text.count("\n") + 1))
+        _note(problems, f"line {text.count(chr(10)) + 1}: no # EOF at the end (file cut short?)")
     return [_series(keys[k], samples[k]) for k in keys if keys[k] is not None], problems
 
 
@@ -116,7 +117,7 @@ def _labels(body: str) -> dict[str, str]:
 
 def _series(identity: tuple[str, Mapping[str, str]] | None, samples: list[tuple[float, float]]) -> Series:
     assert identity is not None
-    if any(b[0] < a[0] for a, b in zip(samples, samples[1:], strict=False)):
+    if any(b[0] < a[0] for a, b in itertools.pairwise(samples)):
         samples.sort(key=lambda s: s[0])
     return Series(identity[0], identity[1], tuple(samples))
 

@@ -109,7 +109,7 @@ def _pod(
         name=key[1],
         namespace=key[0],
         node=latest_info.label("node") if latest_info else None,
-        uid=(latest_info or labels).label("uid") if (latest_info or labels) else None,
+        uid=_uid(latest_info, labels),
         labels=_pod_label_map(labels, query.label_keys),
         owner_kind=latest_info.label("created_by_kind") if latest_info else None,
         owner_name=latest_info.label("created_by_name") if latest_info else None,
@@ -120,6 +120,10 @@ def _pod(
         deleted=from_unix(last) if gone and last is not None else None,
         sources=frozenset({SOURCE}),
     )
+
+
+def _uid(info: Series | None, labels: Series | None) -> str | None:
+    return (info.label("uid") if info else None) or (labels.label("uid") if labels else None)
 
 
 def _pod_label_map(labels: Series | None, label_keys: tuple[str, ...]) -> Mapping[str, str]:
