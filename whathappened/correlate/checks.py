@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from whathappened.correlate import words
-from whathappened.correlate.evidence import NODE, POD, SKEW, Case, Finding, found, in_time_order, text_of
+from whathappened.correlate.evidence import NODE, POD, SKEW, STOPS, Case, Finding, found, in_time_order, text_of
 from whathappened.correlate.fate import BURST, TERMINAL, is_about
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
@@ -46,7 +46,6 @@ NODE_DISRUPTIONS = frozenset(
     }
 )
 NOTICE_KINDS = frozenset({Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION, Kind.NODE_CONDITION, Kind.NODE_TAINTED})
-STOPS = frozenset({Kind.KILLING, Kind.POD_DELETED, Kind.EVICTION_API, Kind.DISRUPTION_TARGET, Kind.SIGTERM_RECEIVED})
 
 
 def host_maintenance(case: Case, rule: Rule) -> Finding | None:
@@ -107,7 +106,7 @@ def job_deadline(case: Case, rule: Rule) -> Finding | None:
 
 def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
     """torchrun/mpirun tearing its ranks down is a reaction, unless the pod's own SIGTERM came first."""
-    hits = case.find(rule.kinds, rule.on, rule.before, rule.after)
+    hits = case.find(rule.kinds, rule.on, rule.before, rule.after, words.teardown)
     told_to_stop = case.find((Kind.SIGTERM_RECEIVED, Kind.KILLING), POD, rule.before, rule.after)
     first_stop = min((case.event(i).at for i in told_to_stop), default=None)
     hits = tuple(i for i in hits if first_stop is None or case.event(i).at < first_stop)

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from whathappened.correlate.fate import Fate, is_about
+from whathappened.correlate.fate import BURST, Fate, is_about
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 
@@ -21,9 +21,14 @@ SKEW = timedelta(minutes=2)
 POD = "pod"  # about the pod itself
 NODE = "node"  # about the pod's node (and no other pod)
 GPU = "gpu"  # about one of the pod's GPUs, or its node when the GPU is not known
+HOST = "host"  # about the pod or its node
 JOB = "job"  # about the pod's job or namespace, no pod named
 
 Predicate = Callable[[TimelineEvent], bool]
+# What tells a pod to stop from outside: whatever it logs after this is a consequence of being stopped.
+STOPS: frozenset[str] = frozenset(
+    {Kind.KILLING, Kind.POD_DELETED, Kind.EVICTION_API, Kind.DISRUPTION_TARGET, Kind.SIGTERM_RECEIVED}
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,8 @@ class Case:
             return on_node
         if is_about(event, fate.pod):
             return True
+        if on == HOST:
+            return on_node
         gpu = event.subject.gpu
         return on_node and (gpu is None or not fate.gpus or gpu in fate.gpus)
 
@@ -92,6 +99,11 @@ class Case:
             for i, e in enumerate(self.timeline)
             if e.kind in wanted and low <= e.at <= high and self.about(e, on) and (where is None or where(e))
         )
+
+    def first_stop(self) -> datetime | None:
+        """When the pod was told to stop (kill, deletion, eviction, SIGTERM), in the burst that ended it."""
+        stops = self.find(STOPS, POD, BURST, SKEW)
+        return min((self.timeline[i].at for i in stops), default=None)
 
     def stale(self, index: int) -> bool:
         """A GPU fault value already there before the pod started: the GPU was bad before, not this pod's doing."""

@@ -46,11 +46,18 @@ def facts(
         "resource": attrs.get("resource") or _resource(trigger) or "memory",
         "provider": _provider(attrs, nodes.get(node or "")),
         "event": attrs.get("event_type") or "maintenance",
-        "exception": _short(str(attrs.get("exception") or (trigger.summary if trigger is not None else "an error"))),
-        "location": f", {file_line}" if file_line else "",
+        "exception": _exception(attrs, trigger),
+        "location": f" at {file_line}" if file_line else "",
         "fix": file_line or "the code",
         "status": _status(fate),
     }
+
+
+def _exception(attrs: Mapping[str, Any], trigger: TimelineEvent | None) -> str:
+    name, message = attrs.get("exception"), attrs.get("message")
+    if name and message:
+        return _short(f"{name}: {message}")
+    return _short(str(name or (trigger.summary if trigger is not None else "an error")))
 
 
 def _what(event: TimelineEvent | None) -> str:

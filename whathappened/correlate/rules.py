@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from whathappened.correlate import checks, words
 from whathappened.correlate import templates as say
-from whathappened.correlate.evidence import GPU, JOB, NODE, POD, SKEW, Case, Finding, Predicate, found
+from whathappened.correlate.evidence import GPU, HOST, JOB, NODE, POD, SKEW, Case, Finding, Predicate, found
 from whathappened.correlate.fate import ENDED, NEVER_STARTED
 from whathappened.kinds import Kind
 
@@ -53,6 +53,7 @@ class Rule:
     fate: str = ENDED
     since_start: bool = False  # evidence older than the pod is not about this pod's run
     skip_stale: bool = False  # a GPU fault value seen before the pod started is not its fault
+    before_stop: bool = False  # what a pod logs after it was told to stop is a consequence, not a cause
     support: tuple[Support, ...] = ()
     check: Callable[[Case, Rule], Finding | None] | None = None
 
@@ -65,6 +66,9 @@ def apply(rule: Rule, case: Case) -> Finding | None:
     hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where, rule.since_start)
     if rule.skip_stale:
         hits = tuple(i for i in hits if not case.stale(i))
+    stop = case.first_stop() if rule.before_stop else None
+    if stop is not None:
+        hits = tuple(i for i in hits if case.event(i).at < stop)
     if not hits:
         return None
     support = tuple(i for s in rule.support for i in case.find(s.kinds, s.on, s.before, s.after, s.where))
@@ -188,6 +192,7 @@ RULES: tuple[Rule, ...] = (
         _kinds(Kind.CUDA_ERROR),
         before=MINUTES_15,
         where=words.ecc_text,
+        before_stop=True,
     ),
     Rule(
         "cuda-lost-gpu",
@@ -197,17 +202,7 @@ RULES: tuple[Rule, ...] = (
         _kinds(Kind.CUDA_ERROR),
         before=MINUTES_15,
         where=words.lost_gpu_text,
-    ),
-    Rule(
-        "gpu-thermal",
-        "gpu-thermal",
-        0.65,
-        say.THERMAL,
-        _kinds(Kind.GPU_THERMAL),
-        on=GPU,
-        before=MINUTES_15,
-        since_start=True,
-        support=(_CUDA,),
+        before_stop=True,
     ),
     # --- the node ---
     Rule(
@@ -226,18 +221,8 @@ RULES: tuple[Rule, ...] = (
         0.8,
         say.NODE_DOWN,
         _kinds(Kind.NODE_NOT_READY, Kind.NODE_DELETED, Kind.NODE_REBOOTED, Kind.NODE_SHUTDOWN),
-        on=NODE,
+        on=HOST,
         before=MINUTES_15,
-        since_start=True,
-    ),
-    Rule(
-        "network",
-        "network-error",
-        0.8,
-        say.NETWORK,
-        _kinds(Kind.NETWORK_ERROR),
-        on=GPU,
-        before=MINUTES_10,
         since_start=True,
     ),
     # --- the application ---
@@ -251,7 +236,7 @@ RULES: tuple[Rule, ...] = (
         where=words.oom_killed,
         support=(_KERNEL_OOM,),
     ),
-    Rule("cuda-oom", "cuda-oom", 0.9, say.CUDA_OOM, _kinds(Kind.CUDA_OOM), before=MINUTES_15),
+    Rule("cuda-oom", "cuda-oom", 0.9, say.CUDA_OOM, _kinds(Kind.CUDA_OOM), before=MINUTES_15, before_stop=True),
     Rule(
         "liveness",
         "liveness-probe",
@@ -290,6 +275,7 @@ RULES: tuple[Rule, ...] = (
         _kinds(Kind.APP_EXCEPTION),
         before=MINUTES_15,
         where=words.own_exception,
+        before_stop=True,
     ),
     Rule(
         "cannot-run",
@@ -300,10 +286,49 @@ RULES: tuple[Rule, ...] = (
         before=MINUTES_10,
         where=words.cannot_run,
     ),
-    Rule("cuda-error", "application-error", 0.55, say.CUDA_APP, _kinds(Kind.CUDA_ERROR), before=MINUTES_15),
+    # --- faults near the pod that explain a death its own logs do not: heat, the network ---
+    Rule(
+        "gpu-thermal",
+        "gpu-thermal",
+        0.65,
+        say.THERMAL,
+        _kinds(Kind.GPU_THERMAL),
+        on=GPU,
+        before=MINUTES_15,
+        since_start=True,
+        skip_stale=True,
+        support=(_CUDA,),
+    ),
+    Rule(
+        "network",
+        "network-error",
+        0.8,
+        say.NETWORK,
+        _kinds(Kind.NETWORK_ERROR),
+        on=HOST,
+        before=MINUTES_10,
+        since_start=True,
+    ),
+    Rule(
+        "cuda-error",
+        "application-error",
+        0.55,
+        say.CUDA_APP,
+        _kinds(Kind.CUDA_ERROR),
+        before=MINUTES_15,
+        before_stop=True,
+    ),
     # --- reactions to another rank's failure ---
-    Rule("nccl-timeout", "nccl-timeout", 0.8, say.NCCL_TIMEOUT, _kinds(Kind.NCCL_TIMEOUT), before=MINUTES_15),
-    Rule("nccl-error", "nccl-error", 0.8, say.NCCL_ERROR, _kinds(Kind.NCCL_ERROR), before=MINUTES_15),
+    Rule(
+        "nccl-timeout",
+        "nccl-timeout",
+        0.8,
+        say.NCCL_TIMEOUT,
+        _kinds(Kind.NCCL_TIMEOUT),
+        before=MINUTES_15,
+        before_stop=True,
+    ),
+    Rule("nccl-error", "nccl-error", 0.8, say.NCCL_ERROR, _kinds(Kind.NCCL_ERROR), before=MINUTES_15, before_stop=True),
     Rule(
         "teardown",
         "peer-failure",
@@ -314,15 +339,7 @@ RULES: tuple[Rule, ...] = (
         check=checks.teardown_by_launcher,
     ),
     # --- no fault ---
-    Rule(
-        "stopped",
-        "deleted",
-        0.8,
-        say.STOPPED,
-        _kinds(Kind.KILLING, Kind.POD_DELETED, Kind.EVICTION_API, Kind.DISRUPTION_TARGET, Kind.SIGTERM_RECEIVED),
-        before=MINUTES_10,
-        check=checks.stopped_without_fault,
-    ),
+    Rule("stopped", "deleted", 0.8, say.STOPPED, check=checks.stopped_without_fault),
     Rule(
         "completed",
         "completed",

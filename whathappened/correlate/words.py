@@ -139,6 +139,17 @@ def success(event: TimelineEvent) -> bool:
     return event.attrs.get("exit_code") == 0 or _reason(event) == "completed"
 
 
+def teardown(event: TimelineEvent) -> bool:
+    """The launcher stopping healthy ranks, not reporting that its own child failed with a real exit code."""
+    if event.kind != Kind.LAUNCHER_TEARDOWN:
+        return False
+    signature = str(event.attrs.get("signature") or "")
+    if signature.startswith(("torchelastic-child", "torchelastic-worker")):
+        signal = str(event.attrs.get("signal") or "").upper()
+        return event.attrs.get("exit_code") in (-15, 143) or signal in ("SIGTERM", "15")
+    return True
+
+
 def is_spot_notice(event: TimelineEvent) -> bool:
     if event.kind == Kind.SPOT_INTERRUPTION:
         return True
