@@ -1,0 +1,552 @@
+"""The HTML report as text: structure, stable hooks, escaping of hostile log lines, self-containment.
+
+The reports here are built by hand from the model types, shaped like the shared scenarios' incidents; the
+browser tests (test_html_browser.py) load the same pages in Chromium and the real scenarios through the CLI.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
+from typing import Any
+
+from whathappened.kinds import Kind, severity_of
+from whathappened.model import (
+    ContainerInfo,
+    LostWork,
+    NodeInfo,
+    PodInfo,
+    Report,
+    SourceReport,
+    SourceStatus,
+    Subject,
+    TimelineEvent,
+    Verdict,
+    Window,
+)
+from whathappened.render.common import shown_events
+from whathappened.render.html import render_html
+from whathappened.render.html_lanes import build_lanes, utilization_by_pod
+
+T0 = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
+HOSTILE = '</pre></details><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">\'"&'
+
+
+def at(minutes: float) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def ev(
+    minutes: float,
+    kind: Kind,
+    summary: str,
+    source: str = "logs",
+    pod: str | None = None,
+    node: str | None = None,
+    gpu: str | None = None,
+    raw: Any = None,
+    **attrs: Any,
+) -> TimelineEvent:
+    return TimelineEvent(
+        at=at(minutes),
+        source=source,
+        kind=kind.value,
+        severity=severity_of(kind),
+        summary=summary,
+        subject=Subject(namespace="team-lm" if pod else None, pod=pod, node=node, gpu=gpu),
+        attrs=attrs,
+        raw=raw,
+    )
+
+
+def index_of(timeline: tuple[TimelineEvent, ...], kind: Kind, pod: str | None = None, node: str | None = None) -> int:
+    for i, event in enumerate(timeline):
+        if (
+            event.kind == kind
+            and (pod is None or event.subject.pod == pod)
+            and (node is None or event.subject.node == node)
+        ):
+            return i
+    raise LookupError(kind)
+
+
+SOURCES = (
+    SourceReport("kubernetes", SourceStatus.OK, "4 pods, 0 events, 4 nodes", requests=3, elapsed_s=0.05),
+    SourceReport("prometheus", SourceStatus.OK, "12 series", requests=9, elapsed_s=0.4),
+    SourceReport("logs", SourceStatus.OK, "41 documents", requests=2, elapsed_s=0.1),
+)
+
+
+def xid79_report() -> Report:
+    """A GPU falls off the bus; its rank dies at once, the three others hit the NCCL watchdog 30 minutes later."""
+    pods = [f"gpt-neox-20b-sweep3-workers-0-{i}" for i in range(4)]
+    nodes = [f"gpu-node-{17 + i}" for i in range(4)]
+    events = [
+        ev(2, Kind.POD_SCHEDULED, f"Scheduled on {n}", "kubernetes", pod=p, node=n)
+        for p, n in zip(pods, nodes, strict=True)
+    ]
+    events += [
+        ev(2.75, Kind.CONTAINER_STARTED, "Started container pytorch", "kubernetes", pod=p, node=n)
+        for p, n in zip(pods, nodes, strict=True)
+    ]
+    events += [
+        ev(45, Kind.CHECKPOINT_SAVED, "saved checkpoint step 12000", pod=pods[0], node=nodes[0], step=12000),
+        ev(
+            58,
+            Kind.GPU_XID,
+            "NVRM: Xid (PCI:0000:9b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+            node=nodes[2],
+            gpu="5",
+            xid=79,
+            pci="0000:9b:00",
+            raw={
+                "@timestamp": "2026-11-20T06:58:00.000Z",
+                "message": "NVRM: Xid (PCI:0000:9b:00): 79",
+                "host": {"name": nodes[2]},
+            },
+        ),
+        ev(58.02, Kind.GPU_XID, "DCGM_FI_DEV_XID_ERRORS=79", "prometheus", pod=pods[2], node=nodes[2], gpu="5", xid=79),
+        ev(58.07, Kind.CUDA_ERROR, "RuntimeError: CUDA error: unspecified launch failure", pod=pods[2], node=nodes[2]),
+        ev(
+            58.15,
+            Kind.CONTAINER_TERMINATED,
+            "pytorch exited 1 (Error)",
+            "kubernetes",
+            pod=pods[2],
+            node=nodes[2],
+            exit_code=1,
+        ),
+        ev(
+            59,
+            Kind.GPU_UTIL_DROP,
+            "GPU utilization fell from 97% to 0%",
+            "prometheus",
+            pod=pods[0],
+            node=nodes[0],
+            gpu="0",
+            before=97,
+            after=0,
+            samples=[[at(m).timestamp(), 96 if m < 58 else 0] for m in range(3, 92, 2)],
+        ),
+    ]
+    for i in (0, 1, 3):
+        events += [
+            ev(
+                88.05,
+                Kind.NCCL_TIMEOUT,
+                f"[Rank {i * 8}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48211, OpType=ALLREDUCE) ran for 1800000 milliseconds",
+                pod=pods[i],
+                node=nodes[i],
+                rank=i * 8,
+                timeout_ms=1800000,
+            ),
+            ev(
+                88.2,
+                Kind.CONTAINER_TERMINATED,
+                "pytorch exited 1 (Error)",
+                "kubernetes",
+                pod=pods[i],
+                node=nodes[i],
+                exit_code=1,
+            ),
+        ]
+    timeline = tuple(sorted(events, key=lambda e: e.at))
+    xid = index_of(timeline, Kind.GPU_XID)
+    chain = (
+        xid,
+        index_of(timeline, Kind.CUDA_ERROR),
+        index_of(timeline, Kind.CONTAINER_TERMINATED, pods[2]),
+        index_of(timeline, Kind.NCCL_TIMEOUT, pods[0]),
+    )
+    root = Verdict(
+        pods[2],
+        "team-lm",
+        nodes[2],
+        "gpu-fallen-off-bus",
+        "infrastructure",
+        True,
+        True,
+        None,
+        0.95,
+        f"GPU 5 on {nodes[2]} fell off the bus (Xid 79) and rank 16 died with a CUDA error.",
+        chain[:3],
+        "Retry on other nodes; ask the cluster team to drain and check gpu-node-19.",
+        "5",
+        at(58.15),
+    )
+    collateral = [
+        Verdict(
+            pods[i],
+            "team-lm",
+            nodes[i],
+            "nccl-timeout",
+            "unknown",
+            True,
+            False,
+            pods[2],
+            0.85,
+            "NCCL watchdog timed out waiting for the failed rank.",
+            (index_of(timeline, Kind.NCCL_TIMEOUT, pods[i]),),
+            ended=at(88.2),
+        )
+        for i in (0, 1, 3)
+    ]
+    return Report(
+        experiment="gpt-neox-20b-sweep3",
+        namespace="team-lm",
+        window=Window(T0, at(120)),
+        sources=SOURCES,
+        pods=tuple(
+            PodInfo(
+                p,
+                "team-lm",
+                node=n,
+                phase="Failed",
+                started=at(2.75),
+                ended=at(88.2) if p != pods[2] else at(58.15),
+                gpus_requested=8,
+                containers=(ContainerInfo("pytorch", state="terminated", exit_code=1),),
+            )
+            for p, n in zip(pods, nodes, strict=True)
+        ),
+        nodes=tuple(NodeInfo(n, provider="azure", gpu_product="NVIDIA-H100-80GB-HBM3", gpu_count=8) for n in nodes),
+        timeline=timeline,
+        verdicts=(root, *collateral),
+        root_cause=root,
+        next_step=root.next_step,
+        lost_work=LostWork(gpu_hours=57.3, since=at(45), until=at(58), basis="checkpoint"),
+        chain=chain,
+    )
+
+
+def maintenance_report() -> Report:
+    """An Azure maintenance notice, a cordon and drain, the eviction of one worker, NCCL errors on the rest."""
+    pods = [f"llama-70b-run7-worker-{i}" for i in range(4)]
+    nodes = [f"aks-gpu-12345678-vmss00000{i}" for i in range(4)]
+    notice = {
+        "EventId": "A1B2",
+        "EventType": "Reboot",
+        "ResourceType": "VirtualMachine",
+        "NotBefore": "Fri, 20 Nov 2026 07:16:00 GMT",
+    }
+    events = [
+        ev(
+            61,
+            Kind.MAINTENANCE_NOTICE,
+            "Azure Reboot scheduled, not before 07:16 UTC",
+            "prometheus",
+            node=nodes[2],
+            raw=notice,
+            provider="azure",
+            event_type="Reboot",
+            event_id="A1B2",
+        ),
+        ev(62, Kind.NODE_CORDONED, "Node marked unschedulable", "kubernetes", node=nodes[2]),
+        ev(62.5, Kind.DRAIN, "Draining node for maintenance", "kubernetes", node=nodes[2]),
+        ev(63, Kind.EVICTION_API, "Evicted by the eviction API (drain)", "kubernetes", pod=pods[2], node=nodes[2]),
+        ev(
+            63.02,
+            Kind.SIGTERM_RECEIVED,
+            "Received Signals.SIGTERM death signal, shutting down workers",
+            pod=pods[2],
+            node=nodes[2],
+        ),
+        ev(
+            63.3,
+            Kind.CONTAINER_TERMINATED,
+            "pytorch exited 143",
+            "kubernetes",
+            pod=pods[2],
+            node=nodes[2],
+            exit_code=143,
+        ),
+    ]
+    for i in (0, 1, 3):
+        events += [
+            ev(
+                63.52,
+                Kind.NCCL_ERROR,
+                "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+                pod=pods[i],
+                node=nodes[i],
+                remote=True,
+            ),
+            ev(
+                63.9,
+                Kind.CONTAINER_TERMINATED,
+                "pytorch exited 1",
+                "kubernetes",
+                pod=pods[i],
+                node=nodes[i],
+                exit_code=1,
+            ),
+        ]
+    timeline = tuple(sorted(events, key=lambda e: e.at))
+    chain = tuple(
+        index_of(timeline, k, p)
+        for k, p in (
+            (Kind.MAINTENANCE_NOTICE, None),
+            (Kind.NODE_CORDONED, None),
+            (Kind.EVICTION_API, pods[2]),
+            (Kind.NCCL_ERROR, pods[0]),
+        )
+    )
+    root = Verdict(
+        pods[2],
+        "research",
+        nodes[2],
+        "host-maintenance",
+        "infrastructure",
+        True,
+        True,
+        None,
+        0.9,
+        "Azure scheduled a reboot of the host; the node was drained and the worker evicted.",
+        chain[:3],
+        ended=at(63.3),
+    )
+    others = [
+        Verdict(
+            pods[i],
+            "research",
+            nodes[i],
+            "nccl-error",
+            "unknown",
+            True,
+            False,
+            pods[2],
+            0.8,
+            "NCCL error after the evicted rank left.",
+            (index_of(timeline, Kind.NCCL_ERROR, pods[i]),),
+            ended=at(63.9),
+        )
+        for i in (0, 1, 3)
+    ]
+    return Report(
+        "llama-70b-run7",
+        "research",
+        Window(T0, at(120)),
+        SOURCES,
+        tuple(PodInfo(p, "research", node=n, started=at(1)) for p, n in zip(pods, nodes, strict=True)),
+        tuple(NodeInfo(n, provider="azure") for n in nodes),
+        timeline,
+        (root, *others),
+        root,
+        "Resubmit; the host is back after maintenance.",
+        None,
+        chain,
+    )
+
+
+def oom_report() -> Report:
+    """A tokenizer job's container is OOM-killed three times by the kernel; no GPU and no node trouble."""
+    pod, node = "tokenize-pile-shard42-7xk2p", "cpu-pool-d64-7"
+    events = []
+    for n, minute in enumerate((31, 49, 67)):
+        events += [
+            ev(
+                minute,
+                Kind.KERNEL_OOM,
+                f"Memory cgroup out of memory: Killed process {41230 + n} (python)",
+                node=node,
+                process="python",
+                pid=41230 + n,
+            ),
+            ev(
+                minute + 0.02,
+                Kind.OOM_KILLED,
+                "pytorch OOMKilled (exit 137)",
+                "kubernetes",
+                pod=pod,
+                node=node,
+                exit_code=137,
+            ),
+            ev(
+                minute + 0.5,
+                Kind.CONTAINER_RESTARTED,
+                f"restart {n + 1}",
+                "kubernetes",
+                pod=pod,
+                node=node,
+                restarts=n + 1,
+            ),
+        ]
+    timeline = tuple(sorted(events, key=lambda e: e.at))
+    chain = (index_of(timeline, Kind.KERNEL_OOM), index_of(timeline, Kind.OOM_KILLED))
+    root = Verdict(
+        pod,
+        "data",
+        node,
+        "oom-killed",
+        "application",
+        False,
+        True,
+        None,
+        0.95,
+        "The container exceeded its 64 GiB memory limit and was killed, three times.",
+        chain,
+        ended=at(67.02),
+    )
+    return Report(
+        "tokenize-pile",
+        "data",
+        Window(T0, at(120)),
+        SOURCES,
+        (PodInfo(pod, "data", node=node, started=at(1)),),
+        (NodeInfo(node),),
+        timeline,
+        (root,),
+        root,
+        "Raise the memory limit or stream the shard.",
+        None,
+        chain,
+    )
+
+
+def hostile_report() -> Report:
+    """Every string a cluster controls carries markup and script: none of it may become markup or run."""
+    base = xid79_report()
+    evil = [
+        TimelineEvent(
+            at(70),
+            "logs",
+            Kind.APP_EXCEPTION.value,
+            severity_of(Kind.APP_EXCEPTION),
+            HOSTILE,
+            Subject("team-lm", f"pod-{HOSTILE}", None, f"node-{HOSTILE}"),
+            {"exception": HOSTILE},
+            raw={"message": HOSTILE},
+        ),
+        TimelineEvent(
+            at(71),
+            "logs",
+            f"kind-{HOSTILE}",
+            severity_of(Kind.LOG_LINE),
+            HOSTILE,
+            Subject(node="gpu-node-17"),
+            raw=HOSTILE,
+        ),
+    ]
+    timeline = tuple(sorted((*base.timeline, *evil), key=lambda e: e.at))
+    bad = Verdict(
+        f"pod-{HOSTILE}",
+        "team-lm",
+        f"node-{HOSTILE}",
+        "application-error",
+        "application",
+        False,
+        None,
+        None,
+        0.5,
+        HOSTILE,
+        (timeline.index(evil[0]),),
+    )
+    shift = {old: timeline.index(e) for old, e in enumerate(base.timeline)}
+    return Report(
+        experiment=f"exp-{HOSTILE}",
+        namespace=f"ns-{HOSTILE}",
+        window=base.window,
+        sources=(*base.sources, SourceReport(f"src-{HOSTILE}", SourceStatus.FAILED, HOSTILE)),
+        pods=base.pods,
+        nodes=base.nodes,
+        timeline=timeline,
+        verdicts=(*base.verdicts, bad),
+        root_cause=base.root_cause,
+        next_step=HOSTILE,
+        chain=tuple(shift[i] for i in base.chain),
+    )
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self.scripts += tag == "script"
+
+
+def parse(page: str) -> _Collect:
+    collector = _Collect()
+    collector.feed(page)
+    return collector
+
+
+def hooks(page: str, name: str) -> list[str]:
+    return [a[name] or "" for _, a in parse(page).tags if name in a]
+
+
+def test_xid79_page_has_lanes_markers_chain_and_verdicts() -> None:
+    page = render_html(xid79_report())
+    lanes = hooks(page, "data-lane")
+    assert lanes[:2] == ["node:gpu-node-17", "pod:gpt-neox-20b-sweep3-workers-0-0"]
+    assert {f"node:gpu-node-{n}" for n in range(17, 21)} <= set(lanes)
+    assert {f"pod:gpt-neox-20b-sweep3-workers-0-{n}" for n in range(4)} <= set(lanes)
+    kinds = hooks(page, "data-kind")
+    for kind in ("gpu-xid", "nccl-timeout", "container-terminated", "cuda-error", "checkpoint-saved"):
+        assert kind in kinds
+    assert 'data-cause="gpu-fallen-off-bus"' in page
+    assert page.count('class="step"') == 4  # the chain's numbered badges
+    assert 'data-util="gpt-neox-20b-sweep3-workers-0-0"' in page
+    assert "57.3 GPU-hours" in page
+    assert page.count('<tr class="verdict') == 4
+
+
+def test_node_only_events_sit_on_the_node_lane_and_pod_events_on_the_pod_lane() -> None:
+    report = xid79_report()
+    lanes = {lane.key: lane for lane in build_lanes(report, shown_events(report)).lanes}
+    node_kinds = {e.kind for _, e in lanes["node:gpu-node-19"].events}
+    pod_kinds = {e.kind for _, e in lanes["pod:gpt-neox-20b-sweep3-workers-0-2"].events}
+    assert node_kinds == {"gpu-xid"}
+    assert {"gpu-xid", "cuda-error", "container-terminated"} <= pod_kinds
+
+
+def test_utilization_from_samples_and_from_a_bare_drop() -> None:
+    report = xid79_report()
+    series = utilization_by_pod(report.timeline)
+    assert len(series["gpt-neox-20b-sweep3-workers-0-0"]) == 45
+    drop = ev(30, Kind.GPU_UTIL_DROP, "drop", "prometheus", pod="p", node="n", before=90, after=5)
+    steps = utilization_by_pod([drop])["p"]
+    assert [v for _, v in steps] == [90.0, 90.0, 5.0]
+    assert steps[-1][0] == drop.at
+
+
+def test_maintenance_and_oom_pages_mark_their_key_events() -> None:
+    page = render_html(maintenance_report())
+    kinds = hooks(page, "data-kind")
+    assert {"maintenance-notice", "node-cordoned", "drain", "eviction-api", "nccl-error"} <= set(kinds)
+    assert "node:aks-gpu-12345678-vmss000002" in hooks(page, "data-lane")
+    oom = render_html(oom_report())
+    assert {"kernel-oom", "oom-killed"} <= set(hooks(oom, "data-kind"))
+    assert hooks(oom, "data-lane") == ["node:cpu-pool-d64-7", "pod:tokenize-pile-shard42-7xk2p"]
+
+
+def test_hostile_text_stays_text() -> None:
+    page = render_html(hostile_report())
+    parsed = parse(page)
+    assert parsed.scripts == 1  # only the page's own script
+    assert not [t for t, _ in parsed.tags if t == "img"]
+    assert not [a for _, a in parsed.tags if any(k.startswith("on") for k in a)]
+    assert "<script>window" not in page and "<img" not in page
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+    assert page.count("</details>") == page.count("<details>")
+
+
+def test_page_is_self_contained_with_a_strict_policy() -> None:
+    page = render_html(xid79_report())
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
+    assert "@import" not in page and "url(" not in page
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    assert policy is not None
+    assert "default-src &#x27;none&#x27;" in policy.group(1)
+    assert "script-src &#x27;sha256-" in policy.group(1)
+
+
+def test_empty_report_renders() -> None:
+    report = Report("quiet-run", None, Window(T0, at(60)), SOURCES, (), (), ())
+    page = render_html(report)
+    assert "No failure found" in page
+    assert "No pods or nodes to draw" in page
