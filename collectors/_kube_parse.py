@@ -36,6 +36,7 @@ from whathappened.collectors._kube_text import (
 from whathappened.kinds import Kind, severity_of
 from whathappened.model import Subject, TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
+from whathappened.timeutils import parse_timestamp
 
 __all__ = [
     "REASONS",
@@ -43,6 +44,8 @@ __all__ = [
     "discover_from_objects",
     "event_regarding",
     "events_from_objects",
+    "failed_containers",
+    "log_events",
     "node_events",
     "parse_event",
     "parse_node",
@@ -280,3 +283,36 @@ def events_from_objects(
         if dig(obj, "metadata", "name") in nodes:
             found.extend(node_events(obj, scope.window, source))
     return [e for e in found if _in_window(scope, e)]
+
+
+def failed_containers(obj: Mapping[str, Any]) -> Iterable[tuple[str, bool]]:
+    """(container, previous) for every container instance of this pod that ended with a non-zero exit."""
+    for status in (obj.get("status") or {}).get("containerStatuses") or []:
+        current = (status.get("state") or {}).get("terminated") or {}
+        last = (status.get("lastState") or {}).get("terminated") or {}
+        if current.get("exitCode"):
+            yield status["name"], False
+        if last.get("exitCode"):
+            yield status["name"], True
+
+
+def log_events(raw: bytes, subject: Subject, previous: bool, source: str) -> list[TimelineEvent]:
+    """Lines of ``kubectl logs --timestamps`` as LOG_LINE events (the log collector owns their meaning)."""
+    found = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        stamp, _, message = line.partition(" ")
+        at = parse_timestamp(stamp)
+        if at is None or not message.strip():
+            continue
+        found.append(
+            TimelineEvent(
+                at=at,
+                source=source,
+                kind=Kind.LOG_LINE,
+                severity=severity_of(Kind.LOG_LINE),
+                summary=message[:500],
+                subject=subject,
+                attrs={"previous": previous, "line": message},
+            )
+        )
+    return found

@@ -1,0 +1,179 @@
+"""What the Kubernetes API test double serves: a scenario's objects, indexed by resource, plus container logs.
+
+Events are stored once in core/v1 shape and served through events.k8s.io/v1 by the same field mapping the
+API server uses (involvedObject<->regarding, message<->note, source<->deprecatedSource, ...), because in a
+real cluster both APIs are views of the same objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def to_events_v1(event: Mapping[str, Any]) -> dict[str, Any]:
+    """A core/v1 Event as events.k8s.io/v1 serves it."""
+    converted: dict[str, Any] = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": event.get("metadata", {}),
+        "eventTime": event.get("eventTime"),
+        "reason": event.get("reason"),
+        "regarding": event.get("involvedObject", {}),
+        "note": event.get("message"),
+        "type": event.get("type"),
+        "reportingController": event.get("reportingComponent") or "",
+        "reportingInstance": event.get("reportingInstance") or "",
+        "deprecatedSource": event.get("source"),
+        "deprecatedFirstTimestamp": event.get("firstTimestamp"),
+        "deprecatedLastTimestamp": event.get("lastTimestamp"),
+        "deprecatedCount": event.get("count"),
+    }
+    for optional in ("series", "action", "related"):
+        if event.get(optional):
+            converted[optional] = event[optional]
+    return converted
+
+
+def to_core_event(event: Mapping[str, Any]) -> dict[str, Any]:
+    """An events.k8s.io/v1 Event (if a scenario holds one) in core/v1 shape; core events pass unchanged."""
+    if event.get("apiVersion") != "events.k8s.io/v1":
+        return dict(event)
+    converted = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": event.get("metadata", {}),
+        "involvedObject": event.get("regarding", {}),
+        "reason": event.get("reason"),
+        "message": event.get("note"),
+        "source": event.get("deprecatedSource") or {},
+        "firstTimestamp": event.get("deprecatedFirstTimestamp"),
+        "lastTimestamp": event.get("deprecatedLastTimestamp"),
+        "count": event.get("deprecatedCount"),
+        "type": event.get("type"),
+        "eventTime": event.get("eventTime"),
+        "reportingComponent": event.get("reportingController"),
+        "reportingInstance": event.get("reportingInstance"),
+    }
+    for optional in ("series", "action", "related"):
+        if event.get(optional):
+            converted[optional] = event[optional]
+    return converted
+
+
+def _namespace(name: str) -> dict[str, Any]:
+    uid = hashlib.sha1(name.encode()).hexdigest()
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "uid": f"{uid[:8]}-{uid[8:12]}-{uid[12:16]}-{uid[16:20]}-{uid[20:32]}",
+            "resourceVersion": "1",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"kubernetes.io/metadata.name": name},
+        },
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
+@dataclass(frozen=True)
+class LogLine:
+    timestamp: str  # RFC 3339 as the log store holds it
+    container_id: str
+    message: str
+
+
+@dataclass
+class LogBook:
+    """Container log lines by (namespace, pod, container), oldest first."""
+
+    lines: dict[tuple[str, str, str], list[LogLine]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    def from_ndjson(cls, path: Path) -> LogBook:
+        book = cls()
+        if not path.is_file():
+            return book
+        for raw in path.read_text().splitlines():
+            doc = json.loads(raw) if raw.strip() else {}
+            kube = doc.get("kubernetes") or {}
+            if "create" in doc or "index" in doc or not kube.get("pod"):
+                continue
+            key = (
+                kube.get("namespace", ""),
+                kube["pod"].get("name", ""),
+                (kube.get("container") or {}).get("name", ""),
+            )
+            cid = (doc.get("container") or {}).get("id", "")
+            book.lines[key].append(LogLine(doc.get("@timestamp", ""), cid, str(doc.get("message", ""))))
+        for lines in book.lines.values():
+            lines.sort(key=lambda line: line.timestamp)
+        return book
+
+
+@dataclass
+class Store:
+    """Objects by resource; every list is kept in the API server's key order (namespace, name)."""
+
+    pods: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    nodes: list[dict[str, Any]]
+    namespaces: list[dict[str, Any]]
+    logs: LogBook = field(default_factory=LogBook)
+    resource_version: str = "1000"
+
+    @classmethod
+    def build(
+        cls,
+        pods: Iterable[Mapping[str, Any]],
+        events: Iterable[Mapping[str, Any]],
+        nodes: Iterable[Mapping[str, Any]],
+        logs: LogBook | None = None,
+        extra_namespaces: Iterable[str] = (),
+    ) -> Store:
+        pod_list = [dict(p) for p in pods]
+        event_list = [to_core_event(e) for e in events]
+        names = {"default", "kube-system", *extra_namespaces}
+        names |= {o.get("metadata", {}).get("namespace") for o in pod_list + event_list} - {None, ""}
+        versions = [int(o.get("metadata", {}).get("resourceVersion", 0) or 0) for o in pod_list + event_list]
+        store = cls(
+            pods=_ordered(pod_list),
+            events=_ordered(event_list),
+            nodes=_ordered([dict(n) for n in nodes]),
+            namespaces=[_namespace(n) for n in sorted(names)],
+            logs=logs or LogBook(),
+            resource_version=str(max([1000, *versions]) + 1),
+        )
+        return store
+
+    @classmethod
+    def from_scenario(cls, folder: Path, extra_namespaces: Iterable[str] = ()) -> Store:
+        kube = folder / "kubernetes"
+
+        def items(name: str) -> list[dict[str, Any]]:
+            path = kube / f"{name}.json"
+            return json.loads(path.read_text()).get("items", []) if path.is_file() else []
+
+        return cls.build(
+            items("pods"),
+            items("events"),
+            items("nodes"),
+            LogBook.from_ndjson(folder / "logs.ndjson"),
+            extra_namespaces,
+        )
+
+    def objects(self, resource: str) -> list[dict[str, Any]]:
+        return {"pods": self.pods, "events": self.events, "nodes": self.nodes, "namespaces": self.namespaces}[resource]
+
+
+def _ordered(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(
+        objects, key=lambda o: (o.get("metadata", {}).get("namespace", ""), o.get("metadata", {}).get("name", ""))
+    )
