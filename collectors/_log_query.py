@@ -1,0 +1,179 @@
+"""Query DSL for the log collector: bounded, server-filtered searches, built as plain dicts (pure, testable).
+
+Every search is bounded by the window and by names (pods, nodes, the experiment label) and, for log lines,
+by the failure signatures' phrases, so the server sends back the few lines that matter and never scans an
+index for us. Exact-name filters ask both ``field`` and ``field.keyword``: ECS templates map names as
+``keyword``, dynamic mappings (Fluent Bit, an OpenSearch without templates) as ``text`` with a ``.keyword``
+sub-field, and a term on the analyzed ``text`` field never matches a whole name, so the pair is exact in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from whathappened.collectors._log_fields import FieldMapping
+from whathappened.collectors._log_parse import END_SLACK, Target
+from whathappened.collectors.signatures import SIGNATURES
+
+from whathappened.model import Window
+from whathappened.timeutils import isoformat
+
+Query = dict[str, Any]
+EVENT_TIME_FIELDS = (
+    "eventTime",
+    "series.lastObservedTime",
+    "lastTimestamp",
+    "firstTimestamp",
+    "metadata.creationTimestamp",
+    "@timestamp",
+)
+EVENT_NAME_FIELDS = ("involvedObject.name", "regarding.name")
+EVENT_LABEL_PREFIXES = ("involvedObject.labels", "regarding.labels")
+EVENT_SLACK = timedelta(minutes=2)
+
+
+def exact(field: str, values: Iterable[str]) -> Query:
+    listed = sorted(set(values))
+    return {
+        "bool": {
+            "should": [{"terms": {field: listed}}, {"terms": {f"{field}.keyword": listed}}],
+            "minimum_should_match": 1,
+        }
+    }
+
+
+def any_of(clauses: Sequence[Query]) -> Query:
+    return clauses[0] if len(clauses) == 1 else {"bool": {"should": list(clauses), "minimum_should_match": 1}}
+
+
+def in_window(fields: Sequence[str], start: datetime, end: datetime) -> Query:
+    ranges = [
+        {"range": {f: {"gte": isoformat(start), "lte": isoformat(end), "format": "strict_date_optional_time"}}}
+        for f in fields
+    ]
+    return any_of(ranges)
+
+
+def signature_filter(mapping: FieldMapping) -> Query:
+    """Lines any signature could match: one ``match_phrase`` per phrase, one ``regexp`` per token pattern."""
+    phrases = sorted({p for s in SIGNATURES for p in s.phrases})
+    regexps = sorted({s.regexp for s in SIGNATURES if s.regexp})
+    clauses: list[Query] = []
+    for field in mapping.message:
+        clauses.extend({"match_phrase": {field: phrase}} for phrase in phrases)
+        clauses.extend({"regexp": {field: {"value": r, "flags": "NONE"}}} for r in regexps)
+    return any_of(clauses)
+
+
+def sort_by_time(mapping: FieldMapping, order: str = "asc") -> list[Any]:
+    return [
+        {mapping.timestamp[0]: {"order": order, "unmapped_type": "date", "missing": "_last"}},
+        {"_doc": {"order": order}},
+    ]
+
+
+def container_lines(
+    mapping: FieldMapping, window: Window, pods: Iterable[str], namespaces: Iterable[str], skip: Iterable[str] = ()
+) -> Query:
+    """Signature lines of these pods' containers in the window (``skip``: pods already at their cap)."""
+    query: Query = {
+        "bool": {
+            "filter": [
+                in_window(mapping.timestamp, window.start, window.end),
+                exact(mapping.pod, pods),
+                exact(mapping.namespace, namespaces),
+                signature_filter(mapping),
+            ]
+        }
+    }
+    skipped = sorted(set(skip))
+    if skipped:
+        query["bool"]["must_not"] = [exact(mapping.pod, skipped)]
+    return query
+
+
+def node_lines(mapping: FieldMapping, window: Window, nodes: Iterable[str], skip: Iterable[str] = ()) -> Query:
+    """Signature lines of these nodes' own logs (kernel, syslog): host matches and no pod field."""
+    listed = sorted(set(nodes) - set(skip))
+    return {
+        "bool": {
+            "filter": [
+                in_window(mapping.timestamp, window.start, window.end),
+                any_of([exact(field, listed) for field in mapping.host]),
+                signature_filter(mapping),
+            ],
+            "must_not": [{"exists": {"field": mapping.pod}}],
+        }
+    }
+
+
+def tail_lines(mapping: FieldMapping, window: Window, target: Target) -> Query:
+    """Every line of one ended container up to its end (sorted newest first by the caller, a few kept)."""
+    filters = [
+        in_window(mapping.timestamp, window.start, min(window.end, target.end + END_SLACK)),
+        exact(mapping.pod, [target.pod]),
+        exact(mapping.namespace, [target.namespace]),
+    ]
+    if target.container:
+        filters.append(exact(mapping.container, [target.container]))
+    return {"bool": {"filter": filters}}
+
+
+def archived_events(window: Window, names: Iterable[str]) -> Query:
+    """Archived Events about these objects (pods, their owners, nodes) stamped in the window."""
+    listed = sorted(set(names))
+    return {
+        "bool": {
+            "filter": [
+                in_window(EVENT_TIME_FIELDS, window.start - EVENT_SLACK, window.end + EVENT_SLACK),
+                any_of([exact(field, listed) for field in EVENT_NAME_FIELDS]),
+            ]
+        }
+    }
+
+
+def labelled_events(window: Window, label_keys: Sequence[str], experiment: str, namespace: str | None) -> Query:
+    """Archived pod Events whose ``involvedObject.labels`` name the experiment (as-is or de-dotted keys)."""
+    fields = [
+        f"{prefix}.{variant}"
+        for key in label_keys
+        for variant in dict.fromkeys((key, key.replace(".", "_")))
+        for prefix in EVENT_LABEL_PREFIXES
+    ]
+    filters = [
+        in_window(EVENT_TIME_FIELDS, window.start - EVENT_SLACK, window.end + EVENT_SLACK),
+        any_of([exact(field, [experiment]) for field in fields]),
+    ]
+    if namespace is not None:
+        filters.append(any_of([exact(f, [namespace]) for f in ("involvedObject.namespace", "regarding.namespace")]))
+    return {"bool": {"filter": filters}}
+
+
+def labelled_lines(mapping: FieldMapping, window: Window, key: str, value: str | None, namespace: str | None) -> Query:
+    """Log lines in the window whose pod label ``key`` is ``value`` (any value when None)."""
+    fields = mapping.label_fields(key)
+    if value is None:
+        label = any_of([{"exists": {"field": f}} for f in fields])
+    else:
+        label = any_of([exact(f, [value]) for f in fields])
+    filters = [in_window(mapping.timestamp, window.start, window.end), label]
+    if namespace is not None:
+        filters.append(exact(mapping.namespace, [namespace]))
+    return {"bool": {"filter": filters}}
+
+
+def pods_aggregation(mapping: FieldMapping, keyword: Mapping[str, str], after: Mapping[str, Any] | None) -> Query:
+    """One bucket per (namespace, pod, node, container) with the latest time seen: a pod list, not lines."""
+    sources: list[Query] = [
+        {"namespace": {"terms": {"field": keyword[mapping.namespace]}}},
+        {"pod": {"terms": {"field": keyword[mapping.pod]}}},
+    ]
+    for name, field in (("node", mapping.node), ("container", mapping.container)):
+        if field in keyword:
+            sources.append({name: {"terms": {"field": keyword[field], "missing_bucket": True}}})
+    composite: Query = {"size": 1000, "sources": sources}
+    if after:
+        composite["after"] = dict(after)
+    return {"pods": {"composite": composite, "aggs": {"last": {"max": {"field": mapping.timestamp[0]}}}}}

@@ -1,0 +1,192 @@
+"""The log collector against a real OpenSearch-API server (osmem-server) for every shared scenario, through
+the official client: discovery from labels, signature events, and live == snapshot (events_from_documents over
+the same NDJSON for the same scope)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from whathappened.collectors import _log_parse
+from whathappened.collectors.logs import LogCollector, make_client
+
+from tests.fixtures.search import SearchServer
+from tests.support import Scenario, all_scenarios
+from whathappened.config import ElasticsearchSettings
+from whathappened.kinds import Kind
+from whathappened.model import PodInfo, TimelineEvent, Window
+from whathappened.scope import Query, Scope, merge_pods
+
+SCENARIOS = all_scenarios()
+
+# scenario -> (kind, pod or node name suffix, attrs that must be there)
+EXPECTED: dict[str, list[tuple[Kind, str, dict[str, Any]]]] = {
+    "app-traceback": [
+        (Kind.APP_EXCEPTION, "worker-0", {"exception": "KeyError", "file": "/workspace/data.py", "line": 88}),
+        (Kind.LAUNCHER_TEARDOWN, "worker-1", {"pid": 901, "signal": "SIGTERM"}),
+    ],
+    "cuda-oom": [
+        (Kind.CUDA_OOM, "worker-0", {"tried": "20.00 GiB", "gpu": "0"}),
+        (Kind.LAUNCHER_TEARDOWN, "worker-1", {"signal": "SIGTERM"}),
+    ],
+    "deleted-by-user": [
+        (Kind.SIGTERM_RECEIVED, "worker-0", {"signal": "SIGTERM"}),
+        (Kind.SIGTERM_RECEIVED, "worker-1", {"signal": "SIGTERM"}),
+    ],
+    "ecc-dbe": [
+        (Kind.GPU_XID, "vmss000011", {"xid": 48, "pci": "0000:5d:00", "pid": 18822}),
+        (Kind.GPU_XID, "vmss000011", {"xid": 63}),
+        (Kind.CUDA_ERROR, "worker-1", {"error": "uncorrectable ECC error encountered"}),
+        (Kind.NCCL_ERROR, "worker-0", {"remote": True, "rank": 0}),
+        (Kind.NCCL_ERROR, "worker-2", {"remote": True, "peer_rank": 8}),
+    ],
+    "history-after-deletion": [
+        (Kind.MAINTENANCE_NOTICE, "vmss000000", {"provider": "azure"}),
+        (Kind.KILLING, "worker-0", {}),
+        (Kind.NCCL_ERROR, "worker-1", {"remote": True, "peer_rank": 0}),
+    ],
+    "maintenance-eviction": [
+        (Kind.SIGTERM_RECEIVED, "worker-2", {"signal": "SIGTERM"}),
+        (Kind.LAUNCHER_TEARDOWN, "worker-2", {"pid": 2211}),
+        (Kind.NCCL_ERROR, "worker-3", {"remote": True, "rank": 24}),
+    ],
+    "nccl-timeout-unknown": [
+        (
+            Kind.NCCL_TIMEOUT,
+            "workers-0-0",
+            {"rank": 0, "seq": 99120, "op": "ALLTOALL_BASE", "timeout_ms": 1800000, "ran_ms": 1800091},
+        ),
+        (Kind.NCCL_TIMEOUT, "workers-0-3", {"rank": 24}),
+    ],
+    "oom-killed": [
+        (Kind.KERNEL_OOM, "cpu-pool-d64-7", {"pid": 41230, "process": "python", "cgroup": True}),
+    ],
+    "xid79-fallen-off-bus": [
+        (Kind.GPU_XID, "gpu-node-19", {"xid": 79, "uuid": "GPU-3982b923-68d9-1c75-a7ea-e1845c4aca6e"}),
+        (Kind.CUDA_ERROR, "workers-0-2", {"error": "unspecified launch failure"}),
+        (Kind.LAUNCHER_TEARDOWN, "workers-0-2", {"script": "train.py"}),
+        (Kind.NCCL_TIMEOUT, "workers-0-0", {"seq": 48211, "op": "ALLREDUCE", "timeout_ms": 1800000}),
+    ],
+    "node-pressure-eviction": [],
+    "spot-preemption": [],
+    "unschedulable": [],
+}
+
+
+def read_ndjson(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    docs, index = [], "logs"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        value = json.loads(line)
+        if len(value) == 1 and "create" in value:
+            index = value["create"]["_index"]
+            continue
+        docs.append((index, value))
+    return docs
+
+
+def query_of(scenario: Scenario) -> Query:
+    return Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
+
+
+def collector_for(server: SearchServer, scenario: Scenario, preset: str = "ecs") -> LogCollector:
+    indices = server.load_scenario(scenario)
+    settings = ElasticsearchSettings(
+        url=server.url, log_index=indices.log_index, event_index=indices.event_index, preset=preset
+    )
+    return LogCollector(make_client(settings, flavor="opensearch"), settings)
+
+
+def comparable(events: list[TimelineEvent]) -> list[tuple[Any, ...]]:
+    return sorted((str(e.identity), e.severity, tuple(sorted((k, str(v)) for k, v in e.attrs.items()))) for e in events)
+
+
+def named(event: TimelineEvent) -> str:
+    return event.subject.pod or event.subject.node or ""
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_scenario_live_events(search_server: SearchServer, scenario: Scenario) -> None:
+    collector = collector_for(search_server, scenario)
+    query = query_of(scenario)
+    found = collector.discover(query)
+    expected_pods = {e["pod"] for e in scenario.expected}
+    if scenario.name == "unschedulable":  # never started: the log store has nothing of it
+        assert found.pods == ()
+    else:
+        assert expected_pods <= {p.name for p in found.pods}
+    others = [PodInfo(name=name, namespace=scenario.namespace) for name in sorted(expected_pods)]
+    scope = Scope(query, merge_pods([found.pods, others]), found.nodes)
+    events = collector.collect(scope)
+    signature_events = [e for e in events if e.kind != Kind.LOG_LINE]
+    for kind, who, attrs in EXPECTED[scenario.name]:
+        matching = [e for e in signature_events if e.kind == kind and named(e).endswith(who)]
+        assert matching, f"no {kind} for {who} in {[(e.kind, named(e)) for e in signature_events]}"
+        assert any(attrs.items() <= dict(e.attrs).items() for e in matching), [dict(e.attrs) for e in matching]
+    assert all(e.source == "logs" and scope.window.start <= e.at for e in events)
+    assert collector.requests > 0 and "events" in collector.detail
+
+    offline = _log_parse.events_from_documents(read_ndjson(scenario.path / "logs.ndjson"), scope, collector.mapping)
+    assert comparable(events) == comparable(offline)
+    offline_found = _log_parse.discover_from_documents(
+        read_ndjson(scenario.path / "logs.ndjson"), query, collector.mapping
+    )
+    assert [(p.name, p.node) for p in found.pods] == [(p.name, p.node) for p in offline_found.pods]
+
+
+@pytest.mark.servers
+def test_ended_containers_get_their_last_lines(search_server: SearchServer) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == "ecc-dbe")
+    collector = collector_for(search_server, scenario)
+    found = collector.discover(query_of(scenario))
+    events = collector.collect(Scope(query_of(scenario), found.pods, found.nodes))
+    lines = [e for e in events if e.kind == Kind.LOG_LINE and e.subject.pod == "mixtral-ft-ablation-b-worker-1"]
+    assert lines and len(lines) <= collector.limits.last_lines
+    assert "uncorrectable ECC error" in lines[-1].summary
+
+
+@pytest.mark.servers
+def test_unknown_experiment_gives_candidates(search_server: SearchServer) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == "maintenance-eviction")
+    collector = collector_for(search_server, scenario)
+    query = Query("llama-70b-run8", scenario.namespace, Window(scenario.start, scenario.end))
+    found = collector.discover(query)
+    assert found.pods == () and "llama-70b-run7" in found.candidates
+    offline = _log_parse.discover_from_documents(read_ndjson(scenario.path / "logs.ndjson"), query, collector.mapping)
+    assert set(offline.candidates) == set(found.candidates)
+
+
+@pytest.mark.servers
+def test_per_pod_cap_keeps_the_earliest_and_matches_offline(search_server: SearchServer) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == "ecc-dbe")
+    collector = collector_for(search_server, scenario)
+    collector.limits = _log_parse.Limits(per_pod=1, last_lines=0)
+    collector.page_size = 1
+    found = collector.discover(query_of(scenario))
+    scope = Scope(query_of(scenario), found.pods, found.nodes)
+    events = collector.collect(scope)
+    per_pod = [e for e in events if e.subject.pod == "mixtral-ft-ablation-b-worker-0"]
+    assert [e.at.isoformat() for e in per_pod] == ["2026-11-20T07:21:15+00:00"]
+    offline = _log_parse.events_from_documents(
+        read_ndjson(scenario.path / "logs.ndjson"), scope, collector.mapping, collector.limits
+    )
+    assert comparable(events) == comparable(offline)
+
+
+@pytest.mark.servers
+def test_export_snapshot_round_trips(search_server: SearchServer, tmp_path: Path) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == "xid79-fallen-off-bus")
+    collector = collector_for(search_server, scenario)
+    found = collector.discover(query_of(scenario))
+    scope = Scope(query_of(scenario), found.pods, found.nodes)
+    events = collector.collect(scope)
+    path = collector.export_snapshot(tmp_path)
+    again = _log_parse.events_from_documents(read_ndjson(path), scope, collector.mapping)
+    assert comparable(again) == comparable(events)
+    exported = read_ndjson(path)
+    assert 0 < len(exported) <= collector.documents
+    assert all(index.startswith("xid79-fallen-off-bus--") for index, _doc in exported)
