@@ -479,8 +479,14 @@ def hooks(page: str, name: str) -> list[str]:
     return [a[name] or "" for _, a in parse(page).tags if name in a]
 
 
+def whole_picture(page: str) -> str:
+    """The page up to the close-up picture, which repeats some lanes."""
+    return page.split('data-view="focus"')[0]
+
+
 def test_xid79_page_has_lanes_markers_chain_and_verdicts() -> None:
-    page = render_html(xid79_report())
+    full = render_html(xid79_report())
+    page = whole_picture(full)
     lanes = hooks(page, "data-lane")
     assert lanes[:2] == ["node:gpu-node-17", "pod:gpt-neox-20b-sweep3-workers-0-0"]
     assert {f"node:gpu-node-{n}" for n in range(17, 21)} <= set(lanes)
@@ -492,7 +498,7 @@ def test_xid79_page_has_lanes_markers_chain_and_verdicts() -> None:
     assert page.count('class="step"') == 4  # the chain's numbered badges
     assert 'data-util="gpt-neox-20b-sweep3-workers-0-0"' in page
     assert "57.3 GPU-hours" in page
-    assert page.count('<tr class="verdict') == 4
+    assert full.count('<tr class="verdict') == 4
 
 
 def test_node_only_events_sit_on_the_node_lane_and_pod_events_on_the_pod_lane() -> None:
@@ -521,7 +527,7 @@ def test_maintenance_and_oom_pages_mark_their_key_events() -> None:
     assert "node:aks-gpu-12345678-vmss000002" in hooks(page, "data-lane")
     oom = render_html(oom_report())
     assert {"kernel-oom", "oom-killed"} <= set(hooks(oom, "data-kind"))
-    assert hooks(oom, "data-lane") == ["node:cpu-pool-d64-7", "pod:tokenize-pile-shard42-7xk2p"]
+    assert hooks(whole_picture(oom), "data-lane") == ["node:cpu-pool-d64-7", "pod:tokenize-pile-shard42-7xk2p"]
 
 
 def test_hostile_text_stays_text() -> None:
@@ -533,6 +539,15 @@ def test_hostile_text_stays_text() -> None:
     assert "<script>window" not in page and "<img" not in page
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
     assert page.count("</details>") == page.count("<details>")
+
+
+def test_close_up_only_when_the_root_evidence_is_crowded() -> None:
+    page = render_html(xid79_report())
+    close_up = page.split('data-view="focus"')[1].split("</svg>")[0]
+    assert 'data-lane="pod:gpt-neox-20b-sweep3-workers-0-2"' in close_up
+    assert 'data-lane="pod:gpt-neox-20b-sweep3-workers-0-0"' not in close_up  # nothing of its own near the failure
+    assert close_up.count('class="step"') == 3
+    assert 'data-view="focus"' not in render_html(maintenance_report())  # three minutes fit one picture
 
 
 def test_page_is_self_contained_with_a_strict_policy() -> None:
