@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from whathappened.correlate.fate import BURST, Fate, is_about
+from whathappened.correlate.fate import BURST, TERMINAL, Fate, is_about
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 
@@ -25,6 +25,7 @@ HOST = "host"  # about the pod or its node
 JOB = "job"  # about the pod's job or namespace, no pod named
 
 Predicate = Callable[[TimelineEvent], bool]
+ENDINGS: frozenset[str] = TERMINAL | {Kind.POD_PHASE}
 # What tells a pod to stop from outside: whatever it logs after this is a consequence of being stopped.
 STOPS: frozenset[str] = frozenset(
     {Kind.KILLING, Kind.POD_DELETED, Kind.EVICTION_API, Kind.DISRUPTION_TARGET, Kind.SIGTERM_RECEIVED}
@@ -100,6 +101,13 @@ class Case:
             if e.kind in wanted and low <= e.at <= high and self.about(e, on) and (where is None or where(e))
         )
 
+    def death(self) -> tuple[int, ...]:
+        """The events that record how the pod ended (exit, phase, kill), in the burst of its death."""
+        low, high = self.fate.ended - SKEW, self.fate.ended + BURST
+        return tuple(
+            i for i in self.fate.events if self.timeline[i].kind in ENDINGS and low <= self.timeline[i].at <= high
+        )
+
     def first_stop(self) -> datetime | None:
         """When the pod was told to stop (kill, deletion, eviction, SIGTERM), in the burst that ended it."""
         stops = self.find(STOPS, POD, BURST, SKEW)
@@ -154,14 +162,14 @@ def found(case: Case, rule: RuleLike, hits: Iterable[int], support: Iterable[int
     """A finding from its deciding events (hits) and corroboration; more sources and kinds agreeing, more confidence."""
     hits = tuple(hits)
     trigger = earliest(case.timeline, hits)
-    evidence = set(hits) | set(support)
-    sources = {case.event(i).source for i in evidence}
-    kinds = {case.event(i).kind for i in evidence}
+    telling = set(hits) | set(support)
+    sources = {case.event(i).source for i in telling}
+    kinds = {case.event(i).kind for i in telling}
     bonus = 0.03 * (len(sources) - 1) + 0.02 * (len(kinds) - 1)
     return Finding(
         cause=rule.cause,
         confidence=round(min(0.99, rule.confidence + bonus), 2),
-        evidence=in_time_order(case.timeline, evidence),
+        evidence=in_time_order(case.timeline, telling | set(case.death())),
         onset=min(case.event(trigger).at, case.fate.ended),
         trigger=trigger,
         rule=rule.name,
