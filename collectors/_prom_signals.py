@@ -98,7 +98,7 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("kube_pod_deletion_timestamp", Mode.RISE, Where.POD, 0.0),
     Signal("kube_pod_container_status_terminated_reason", Mode.RISE, Where.POD),
     Signal("kube_pod_container_status_last_terminated_reason", Mode.RISE, Where.POD),
-    Signal("kube_pod_container_status_last_terminated_exitcode", Mode.RISE, Where.POD, -1e9),
+    Signal("kube_pod_container_status_last_terminated_exitcode", Mode.RISE, Where.POD, -1.0),
     Signal("kube_pod_container_status_last_terminated_timestamp", Mode.RISE, Where.POD, 0.0),
     Signal("kube_pod_container_status_waiting_reason", Mode.RISE, Where.POD),
     Signal("kube_pod_container_status_restarts_total", Mode.CHANGE, Where.POD),
