@@ -122,7 +122,9 @@ class KubeDouble:
         handler = type("Handler", (_Handler,), {"double": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="kube-double", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="kube-double", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -157,6 +159,9 @@ class KubeDouble:
 class _Handler(BaseHTTPRequestHandler):
     double: KubeDouble
     protocol_version = "HTTP/1.1"
+    # One buffered write per response and no Nagle: otherwise every keep-alive answer waits on delayed ACKs.
+    wbufsize = 1 << 16
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the request log lives in double.requests
