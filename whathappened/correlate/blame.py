@@ -102,8 +102,10 @@ def _around(j: Judged, root: Judged) -> Judged:
     code = j.finding.cause
     after = root.finding.onset - SKEW <= j.fate.ended <= root.finding.onset + REACH
     if _is_failure(j):
-        if cause(code).tier < cause(root.finding.cause).tier and after and j.finding.onset > root.finding.onset + SKEW:
-            return _collateral(j, root, convert=True)  # an error raised by the fallout of a stronger fault
+        weaker = cause(code).tier < cause(root.finding.cause).tier
+        if weaker and after and j.finding.onset > root.finding.onset - SKEW:
+            # an error raised by the fallout of a stronger fault, or too close to it to say it came first
+            return _collateral(j, root, convert=True)
         return replace(j, root=True)
     if code == "completed":
         return j
