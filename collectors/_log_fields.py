@@ -70,7 +70,7 @@ PRESETS: Mapping[str, FieldMapping] = {
         node="kubernetes.host",
         container="kubernetes.container_name",
         labels="kubernetes.labels",
-        host=("hostname", "host.name", "_HOSTNAME"),
+        host=("hostname", "host", "host.name", "_HOSTNAME"),  # record_modifier, syslog parser, ECS, systemd
     ),
 }
 

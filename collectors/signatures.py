@@ -221,7 +221,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.GPU_XID,
         pattern=_c(
             r"NVRM: Xid \((?:PCI:)?" + _PCI + r"(?: GPU-I:(?P<gpu_instance>\d+))?(?: GPU-CI:\d+)?\): (?P<xid>\d+),"
-            r" (?:pid=(?P<pid>'?<?\w+>?'?), name='?(?P<process>[^,']*)'?, )?(?P<text>[^\n]*)"
+            r" (?:pid=(?P<pid>'?<?\w+>?'?), (?:name='?(?P<process>[^,']*)'?, )?)?(?P<text>[^\n]*)"
         ),
         summary="Xid {xid} on GPU PCI:{pci}: {text}",
         phrases=("NVRM: Xid",),
@@ -245,7 +245,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nvrm-fallen-off-bus-at-probe",
         kind=Kind.GPU_XID,
         pattern=_c(
-            r"(?:NVRM: The NVIDIA GPU (?:0000:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}|[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
+            r"(?:NVRM: The NVIDIA GPU (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
             r"\.\d[\s\S]{0,200}?)?fallen off the bus and is not responding"
         ),
         summary="GPU PCI:{pci} has fallen off the bus (no Xid: seen at driver probe)",
@@ -399,7 +399,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nccl-internal-error",
         kind=Kind.NCCL_ERROR,
         pattern=_c(
-            r"(?P<nccl_result>ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|NCCL error: internal error"
+            r"(?P<nccl_result>\bncclInternalError\b|\bncclInvalidUsage\b|\bncclInvalidArgument\b|NCCL error: internal error"
             r"|NCCL error: invalid usage|NCCL error: invalid argument)"
         ),
         summary="NCCL error: {nccl_result}",
@@ -536,7 +536,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=_c(r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
         summary="torchrun: local rank {local_rank} failed with exit code {exit_code}",
-        phrases=("failed exitcode",),
+        phrases=("local_rank",),  # "api:failed" is one token to the standard analyzer
         convert={"exit_code": int, "local_rank": int, "pid": int},
         examples=(
             "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 2806) of"
@@ -655,7 +655,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nic-link-down",
         kind=Kind.NETWORK_ERROR,
-        pattern=_c(r"(?P<device>[\w.:-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
+        pattern=_c(r"(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
         summary="network link down on {device}",
         phrases=("Link is Down", "Link down"),
         examples=(
