@@ -17,6 +17,7 @@ Json = dict[str, Any]
 
 SCHEMA_VERSION = 39  # Grafana 10.4 / 11.x classic dashboard JSON
 GRID_COLUMNS = 24
+TABLE_CUSTOM: Json = {"align": "auto", "cellOptions": {"type": "auto"}, "inspect": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +67,7 @@ def _target(query: Query, ref_id: str) -> Json:
 def _field_config(panel: Panel) -> Json:
     defaults: Json = {
         "color": {"mode": "thresholds" if panel.kind in ("stat", "bargauge") else "palette-classic"},
-        "custom": dict(panel.custom),
+        "custom": {**(TABLE_CUSTOM if panel.kind == "table" else {}), **panel.custom},
         "mappings": list(panel.mappings),
         "thresholds": {
             "mode": "absolute",
@@ -145,7 +146,7 @@ def timeseries_options(points: bool = False, stacked: bool = False) -> tuple[Jso
 
 
 def table_options(sort_by: str = "") -> Json:
-    options: Json = {"cellHeight": "sm", "showHeader": True}
+    options: Json = {"cellHeight": "sm", "frameIndex": 0, "showHeader": True}
     if sort_by:
         options["sortBy"] = [{"desc": True, "displayName": sort_by}]
     return options
@@ -157,15 +158,18 @@ def stat_options() -> Json:
         "graphMode": "area",
         "justifyMode": "auto",
         "orientation": "auto",
+        "percentChangeColorMode": "standard",
         "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+        "showPercentChange": False,
         "textMode": "auto",
+        "wideLayout": True,
     }
 
 
 def state_timeline_options() -> tuple[Json, Json]:
     options = {
         "alignValue": "left",
-        "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+        "legend": {"calcs": [], "displayMode": "list", "placement": "bottom", "showLegend": True},
         "mergeValues": True,
         "rowHeight": 0.9,
         "showValue": "auto",
@@ -177,9 +181,15 @@ def state_timeline_options() -> tuple[Json, Json]:
 def bargauge_options() -> Json:
     return {
         "displayMode": "gradient",
+        "legend": {"calcs": [], "displayMode": "list", "placement": "bottom", "showLegend": False},
+        "maxVizHeight": 300,
+        "minVizHeight": 16,
+        "minVizWidth": 8,
+        "namePlacement": "auto",
         "orientation": "horizontal",
         "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": True},
         "showUnfilled": True,
+        "sizing": "auto",
         "valueMode": "color",
     }
 
