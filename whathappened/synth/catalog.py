@@ -1,0 +1,38 @@
+"""Every generated incident by name, and where each set lives in the repository."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from whathappened.synth import demo, stories_hw, stories_k8s
+from whathappened.synth.ids import Ids
+from whathappened.synth.spec import Recording
+
+Story = Callable[[Ids], Recording]
+
+SCENARIOS: dict[str, Story] = {
+    "node-failure": stories_hw.node_failure,
+    "nvlink-error": stories_hw.nvlink_error,
+    "gpu-thermal": stories_hw.gpu_thermal,
+    "network-error": stories_hw.network_error,
+    "scheduler-preemption": stories_k8s.scheduler_preemption,
+    "config-error": stories_k8s.config_error,
+    "liveness-probe": stories_k8s.liveness_probe,
+    "deadline-exceeded": stories_k8s.deadline_exceeded,
+    "completed": stories_k8s.completed,
+    "guard-drain-exit137-not-oom": stories_k8s.drain_137_not_oom,
+    "guard-sigterm-scale-down": stories_k8s.sigterm_scale_down,
+    "guard-xid-predates-pod": stories_hw.xid_predates_pod,
+    "guard-clock-skew": stories_hw.clock_skew,
+}
+
+DEMOS: dict[str, Story] = {
+    "demo-gpu-fell-off-the-bus": demo.xid79_nccl,
+    "demo-host-maintenance": demo.aws_maintenance,
+}
+
+DEFAULT_SEED = 20261120
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS_DIR = REPO / "tests" / "scenarios"
+DEMOS_DIR = REPO / "whathappened" / "data" / "incidents"

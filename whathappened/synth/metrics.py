@@ -1,0 +1,289 @@
+"""The Prometheus history of a Recording: dcgm-exporter, kube-state-metrics and whathappened exporter series.
+
+Every series is sampled on the scrape grid from the window start; a series exists only while its target
+reports it (a GPU that fell off the bus, a node that died or a deleted pod stops having samples).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+
+from whathappened.synth.openmetrics import OpenMetricsWriter, labels_text
+from whathappened.synth.spec import Node, Pod, Recording
+
+XID_TEXT = {
+    0: "No Error",
+    13: "Graphics Engine Exception",
+    31: "GPU memory page fault",
+    43: "GPU stopped processing",
+    45: "Preemptive cleanup, due to previous errors -- Most likely to see when running multiple cuda",
+    48: "Double Bit ECC Error",
+    62: "Internal micro-controller halt",
+    63: "ECC page retirement or row remapping recording event",
+    64: "ECC page retirement or row remapper recording failure",
+    74: "NVLINK Error",
+    79: "GPU has fallen off the bus",
+    92: "High single-bit ECC error rate",
+    94: "Contained ECC error",
+    95: "Uncontained ECC error",
+    119: "GSP RPC Timeout",
+    120: "GSP Error",
+    140: "Unrecovered ECC Error",
+    154: "GPU Recovery Action Changed",
+}
+HELP = {
+    "DCGM_FI_DEV_GPU_UTIL": "GPU utilization (in %).",
+    "DCGM_FI_DEV_XID_ERRORS": "Value of the last XID error encountered.",
+    "DCGM_FI_DEV_GPU_TEMP": "GPU temperature (in C).",
+    "DCGM_FI_DEV_POWER_USAGE": "Power draw (in W).",
+    "DCGM_FI_DEV_FB_USED": "Framebuffer memory used (in MiB).",
+}
+_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+_KSM_REASONS = {
+    "Evicted",
+    "NodeAffinity",
+    "NodeLost",
+    "PreemptionByScheduler",
+    "Shutdown",
+    "TerminationByKubelet",
+    "UnexpectedAdmissionError",
+}
+KSM = (("instance", "10.244.0.17:8080"), ("job", "kube-state-metrics"))
+
+
+class Grid:
+    """The scrape timestamps of the window, pre-formatted once: most of the work is string concatenation."""
+
+    def __init__(self, start: datetime, end: datetime, step: int) -> None:
+        self.t0 = int(start.timestamp())
+        self.step = step
+        self.times = list(range(self.t0, int(end.timestamp()) + 1, step))
+        self.stamps = [f" {t}\n" for t in self.times]
+
+    def index(self, t: datetime | None, default: int) -> int:
+        """First grid index at or after t."""
+        if t is None:
+            return default
+        k = -(-(int(t.timestamp()) - self.t0) // self.step)
+        return min(max(k, 0), len(self.times))
+
+
+class Noise:
+    """Cycling tables of plausible values: cheap per sample and deterministic per seed."""
+
+    def __init__(self, seed: int) -> None:
+        rng = random.Random(seed)
+        self.util = [str(rng.randint(93, 99)) for _ in range(256)]
+        self.temp_busy = [str(rng.randint(60, 68)) for _ in range(256)]
+        self.temp_idle = [str(rng.randint(33, 36)) for _ in range(256)]
+        self.power_busy = [f"{rng.uniform(615, 690):.3f}" for _ in range(256)]
+        self.power_idle = [f"{rng.uniform(70, 76):.3f}" for _ in range(256)]
+        self.fb_busy = [str(rng.randint(72000, 74500)) for _ in range(256)]
+
+    @staticmethod
+    def offset(*parts: object) -> int:
+        return sum(ord(c) for c in "".join(map(str, parts))) % 251
+
+
+def _sanitize(key: str) -> str:
+    return "label_" + re.sub(r"[^a-zA-Z0-9_]", "_", key)
+
+
+def _holds(pod: Pod, rec: Recording) -> tuple[datetime, datetime] | None:
+    if pod.node is None or pod.started is None:
+        return None
+    start = pod.runs[0].started if pod.runs else pod.started
+    end = pod.finished or pod.kubelet_lost_at or rec.meta.end
+    return start, end
+
+
+def pods_by_node(rec: Recording) -> dict[str, list[Pod]]:
+    out: dict[str, list[Pod]] = {}
+    for pod in rec.pods:
+        if pod.node is not None:
+            out.setdefault(pod.node.name, []).append(pod)
+    return out
+
+
+def _gpu_segments(
+    rec: Recording, grid: Grid, node: Node, gpu: int, by_node: dict[str, list[Pod]]
+) -> list[tuple[Pod | None, int, int]]:
+    """Grid index ranges of the GPU's life, each with the pod holding it (None: idle)."""
+    stop = len(grid.times)
+    for limit in (rec.gpu_gone.get((node.name, gpu)), rec.node_lost.get(node.name), rec.node_gone.get(node.name)):
+        if limit is not None:
+            stop = min(stop, grid.index(limit, stop))
+    held = []
+    for pod in by_node.get(node.name, ()):
+        span = _holds(pod, rec)
+        if span is not None and pod.node is node and gpu in pod.gpu_indices:
+            held.append((grid.index(span[0], stop), min(grid.index(span[1], stop), stop), pod))
+    held.sort(key=lambda h: h[0])
+    out: list[tuple[Pod | None, int, int]] = []
+    cursor = 0
+    for begin, end, pod in held:
+        if begin > cursor:
+            out.append((None, cursor, min(begin, stop)))
+        if end > begin:
+            out.append((pod, begin, end))
+        cursor = max(cursor, end)
+    if cursor < stop:
+        out.append((None, cursor, stop))
+    return [seg for seg in out if seg[2] > seg[1]]
+
+
+class DcgmWriter:
+    def __init__(self, rec: Recording, grid: Grid, noise: Noise) -> None:
+        self.rec, self.grid, self.noise = rec, grid, noise
+        self.by_node = pods_by_node(rec)
+
+    def _base(self, node: Node, gpu: int) -> list[tuple[str, str]]:
+        g = node.gpus[gpu]
+        return [
+            ("gpu", str(g.index)),
+            ("UUID", g.uuid),
+            ("pci_bus_id", g.pci_bus_id),
+            ("device", g.device),
+            ("modelName", node.model_name),
+            (self.rec.dcgm.hostname_label, node.name),
+            ("DCGM_FI_DRIVER_VERSION", node.driver_version),
+        ]
+
+    @staticmethod
+    def _target(node: Node) -> list[tuple[str, str]]:
+        return [("instance", f"{node.ip}:9400"), ("job", "dcgm-exporter")]
+
+    def _attrs(self, pod: Pod | None, xid: int | None) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        if pod is not None:
+            out.append(("container", pod.container))
+        if xid is not None:
+            out += [("err_code", str(xid)), ("err_msg", XID_TEXT.get(xid, "Unknown Error"))]
+        if pod is not None:
+            out += [("namespace", pod.namespace), ("pod", pod.name)]
+        return out
+
+    def write(self, out: OpenMetricsWriter, field: str, kind: str = "gauge") -> None:
+        out.family(field, kind, HELP.get(field, ""))
+        for node in self.rec.nodes:
+            for gpu in range(len(node.gpus)):
+                self._gpu(out, field, node, gpu)
+
+    def _gpu(self, out: OpenMetricsWriter, field: str, node: Node, gpu: int) -> None:
+        by_labels: dict[str, list[tuple[int, int, Pod | None]]] = {}
+        order: list[str] = []
+        for pod, begin, end in _gpu_segments(self.rec, self.grid, node, gpu, self.by_node):
+            for b, e, xid in self._xid_split(node, gpu, begin, end, field):
+                key = f"{field}{{{labels_text(self._base(node, gpu) + self._attrs(pod, xid) + self._target(node))}}} "
+                if key not in by_labels:
+                    by_labels[key] = []
+                    order.append(key)
+                by_labels[key].append((b, e, pod))
+        for key in order:
+            values: list[str] = []
+            stamps: list[str] = []
+            for b, e, pod in by_labels[key]:
+                values += self._values(field, node, gpu, pod, b, e)
+                stamps += self.grid.stamps[b:e]
+            out.series(key, values, stamps)
+
+    def _xid_split(
+        self, node: Node, gpu: int, begin: int, end: int, field: str
+    ) -> Iterator[tuple[int, int, int | None]]:
+        """dcgm-exporter labels the Xid gauge with err_code/err_msg, so each new Xid value starts a new series."""
+        if field != "DCGM_FI_DEV_XID_ERRORS" or not self.rec.dcgm.xid_err_labels:
+            yield begin, end, None
+            return
+        cuts = [(begin, 0)]
+        for t, code in self.rec.xids.get((node.name, gpu), []):
+            k = self.grid.index(t, end)
+            if k <= begin:
+                cuts[0] = (begin, code)
+            elif k < end:
+                cuts.append((k, code))
+        for i, (b, code) in enumerate(cuts):
+            e = cuts[i + 1][0] if i + 1 < len(cuts) else end
+            if e > b:
+                yield b, e, code
+
+    def _values(self, field: str, node: Node, gpu: int, pod: Pod | None, b: int, e: int) -> list[str]:
+        off = Noise.offset(node.name, gpu, field)
+        n = self.noise
+        busy = pod is not None
+        if field == "DCGM_FI_DEV_XID_ERRORS":
+            return self._step_values(self.rec.xids.get((node.name, gpu), []), b, e)
+        ramp = self.rec.gpu_temp.get((node.name, gpu))
+        if field == "DCGM_FI_DEV_GPU_TEMP" and ramp is not None:
+            return [self._ramp(ramp, k, n.temp_busy[(k + off) & 255]) for k in range(b, e)]
+        table = {
+            "DCGM_FI_DEV_GPU_UTIL": n.util if busy else None,
+            "DCGM_FI_DEV_GPU_TEMP": n.temp_busy if busy else n.temp_idle,
+            "DCGM_FI_DEV_POWER_USAGE": n.power_busy if busy else n.power_idle,
+            "DCGM_FI_DEV_FB_USED": n.fb_busy if busy else None,
+        }.get(field)
+        if table is None:
+            return ["0"] * (e - b)
+        return [table[(k * 7 + off) & 255] for k in range(b, e)]
+
+    def _ramp(self, ramp: object, k: int, normal: str) -> str:
+        from whathappened.synth.spec import Ramp
+
+        assert isinstance(ramp, Ramp)
+        t = self.grid.times[k]
+        t0, t1 = ramp.start.timestamp(), ramp.end.timestamp()
+        if t < t0:
+            return normal
+        frac = min((t - t0) / max(t1 - t0, 1), 1.0)
+        return str(round(ramp.low + (ramp.high - ramp.low) * frac))
+
+    def _step_values(self, steps: Sequence[tuple[datetime, float]], b: int, e: int) -> list[str]:
+        """A step function on the grid: each change holds until the next (the Xid gauge never resets by itself)."""
+        values = ["0"] * (e - b)
+        for t, v in sorted(steps):
+            k = max(self.grid.index(t, e), b)
+            values[k - b :] = [_num(v)] * (e - k)
+        return values
+
+    def counters(self, out: OpenMetricsWriter) -> None:
+        families: dict[str, list[object]] = {}
+        for c in self.rec.counters:
+            families.setdefault(c.metric, []).append(c)
+        for metric, items in families.items():
+            out.family(metric, "counter" if metric.endswith("_total") else "gauge")
+            for node in self.rec.nodes:
+                for gpu in range(len(node.gpus)):
+                    steps = [s for c in items if c.node == node.name and c.gpu == gpu for s in c.steps]  # type: ignore[attr-defined]
+                    self._counter_series(out, metric, node, gpu, sorted(steps))
+
+    def _counter_series(
+        self, out: OpenMetricsWriter, metric: str, node: Node, gpu: int, steps: list[tuple[datetime, float]]
+    ) -> None:
+        for pod, b, e in _gpu_segments(self.rec, self.grid, node, gpu, self.by_node):
+            key = f"{metric}{{{labels_text(self._base(node, gpu) + self._attrs(pod, None) + self._target(node))}}} "
+            values = self._step_values(steps, b, e)
+            out.series(key, values, self.grid.stamps[b:e])
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.3f}"
+
+
+Track = Callable[[int], str]
+
+
+def _write_track(
+    out: OpenMetricsWriter, grid: Grid, name: str, labels: list[tuple[str, str]], b: int, e: int, value: Track
+) -> None:
+    if e > b:
+        out.series(
+            f"{name}{{{labels_text(labels + list(KSM))}}} ",
+            [value(grid.times[k]) for k in range(b, e)],
+            grid.stamps[b:e],
+        )
+
+
+def _ts(t: datetime | None) -> float:
+    return t.timestamp() if t is not None else float("inf")
