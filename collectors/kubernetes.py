@@ -200,15 +200,18 @@ class KubernetesCollector:
         return found
 
     def _list_events(self, namespace: str, fields: str | None) -> list[dict[str, Any]]:
+        call = Call("list", "events", namespace)
         try:
-            call = Call("list", "events", namespace)
             return self._list(call, self._core.list_namespaced_event, namespace, field_selector=fields, page=BULK_PAGE)
-        except SourceForbidden:
+        except SourceForbidden as forbidden:
             # Some roles grant only the newer events API; it serves the same objects.
             new_fields = fields.replace("involvedObject.", "regarding.") if fields else None
-            call = Call("list", "events", namespace, "events.k8s.io")
             fetch = self._events_api.list_namespaced_event
-            return self._list(call, fetch, namespace, field_selector=new_fields, page=BULK_PAGE)
+            try:
+                newer = Call("list", "events", namespace, "events.k8s.io")
+                return self._list(newer, fetch, namespace, field_selector=new_fields, page=BULK_PAGE)
+            except SourceForbidden:
+                raise forbidden from None
 
     def _failed_logs(self, pods: list[dict[str, Any]], scope: Scope) -> tuple[list[TimelineEvent], str]:
         lines: list[TimelineEvent] = []

@@ -145,6 +145,7 @@ class KubeDouble:
         with self._lock:
             self.requests.clear()
         self.faults.clear()
+        self.token = None
 
     def record(self, request: Request) -> None:
         with self._lock:

@@ -1,0 +1,157 @@
+"""Each fault the API can throw yields its contract status, with a message that names what was not possible
+and never a credential: 401/403 forbidden, 404 namespace, 429 retried after Retry-After within the deadline,
+410 on a continue token restarts the list, refused/DNS unreachable, slow timeout."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import urllib3
+from whathappened.collectors._kube_access import Call, transport_error
+from whathappened.collectors.kubernetes import KubernetesCollector, _transport_kind, build_api_client
+
+from tests.fixtures.kube import TOKEN, KubeSession, write_kubeconfig
+from tests.support import Scenario, all_scenarios, free_port
+from whathappened.config import KubernetesSettings, Settings
+from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
+from whathappened.gather import gather
+from whathappened.model import SourceStatus, Window
+from whathappened.scope import Query
+
+SCENARIO = next(s for s in all_scenarios() if s.name == "maintenance-eviction")
+
+
+@pytest.fixture
+def session(kube_double: Any) -> KubeSession:
+    return kube_double(SCENARIO)
+
+
+def collector(kubeconfig: Path, sleeps: list[float] | None = None, **overrides: Any) -> KubernetesCollector:
+    api_client, namespace = build_api_client(KubernetesSettings(kubeconfig=str(kubeconfig)))
+    sleep = sleeps.append if sleeps is not None else (lambda _: None)
+    return KubernetesCollector(api_client, namespace, Settings(**overrides), sleep=sleep)
+
+
+def query(scenario: Scenario = SCENARIO, namespace: str | None = None) -> Query:
+    return Query(scenario.experiment, namespace, Window(scenario.start, scenario.end))
+
+
+def no_secret(error: BaseException) -> str:
+    text = f"{error} {error!r}"
+    assert TOKEN not in text
+    return str(error)
+
+
+def test_forbidden_events_names_the_missing_permission(session: KubeSession) -> None:
+    session.faults.add(status=403, path="/events", times=-1)
+    result = gather([collector(session.kubeconfig)], query(), deadline_s=10)
+    report = result.sources[0]
+    assert report.status == SourceStatus.FORBIDDEN
+    assert "cannot list events in namespace research" in report.detail
+    assert TOKEN not in report.detail
+    # the newer events API was tried before giving up
+    assert any(r.path.startswith("/apis/events.k8s.io/v1/") for r in session.requests)
+
+
+def test_events_api_fallback_when_only_core_is_forbidden(session: KubeSession) -> None:
+    session.faults.add(status=403, path="/api/v1/namespaces/research/events", times=-1)
+    c = collector(session.kubeconfig)
+    result = gather([c], query(), deadline_s=10)
+    assert result.sources[0].status == SourceStatus.OK
+    assert "3 events" in c.detail
+
+
+def test_forbidden_pods(session: KubeSession) -> None:
+    session.faults.add(status=403, path="/pods", times=-1)
+    with pytest.raises(SourceForbidden) as caught:
+        collector(session.kubeconfig).discover(query())
+    assert no_secret(caught.value).startswith("cannot list pods in namespace research")
+
+
+def test_rejected_token_is_forbidden_and_never_shown(session: KubeSession, tmp_path: Path) -> None:
+    session.double.token = TOKEN
+    wrong = write_kubeconfig(tmp_path / "kubeconfig", session.url, SCENARIO.namespace, token=TOKEN + "-revoked")
+    with pytest.raises(SourceForbidden) as caught:
+        collector(wrong).discover(query())
+    message = no_secret(caught.value)
+    assert "401" in message and "cannot list pods" in message
+    assert "revoked" not in message
+    assert session.requests[0].status == 401
+    assert len(collector(session.kubeconfig).discover(query()).pods) == 4  # the right token is let in
+    assert session.requests[-1].authorization == f"Bearer {TOKEN}"
+
+
+def test_throttled_request_is_retried_after_retry_after(session: KubeSession) -> None:
+    session.faults.add(status=429, retry_after=2, path="/pods", times=1)
+    sleeps: list[float] = []
+    c = collector(session.kubeconfig, sleeps)
+    discovery = c.discover(query())
+    assert len(discovery.pods) == 4
+    assert sleeps == [2.0]
+    assert [r.status for r in session.requests[:2]] == [429, 200]
+    assert c.requests == len(session.requests)
+
+
+def test_throttled_past_the_deadline_is_a_timeout(session: KubeSession) -> None:
+    session.faults.add(status=429, retry_after=120, path="/pods", times=-1)
+    result = gather([collector(session.kubeconfig, deadline_s=5)], query(), deadline_s=5)
+    assert result.sources[0].status == SourceStatus.TIMEOUT
+    assert "429" in result.sources[0].detail
+
+
+def test_expired_continue_token_restarts_the_list(session: KubeSession) -> None:
+    session.faults.add(status=410, on_continue=True, times=1)
+    c = collector(session.kubeconfig, kubernetes=KubernetesSettings(page_size=3))
+    discovery = c.discover(query())
+    assert len(discovery.pods) == 4
+    selector_lists = [r for r in session.requests if "labelSelector" in r.query]
+    assert [("continue" in r.query, r.status) for r in selector_lists] == [
+        (False, 200),
+        (True, 410),
+        (False, 200),
+        (True, 200),
+    ]
+
+
+def test_missing_namespace_is_reported(session: KubeSession) -> None:
+    with pytest.raises(SourceError) as caught:
+        collector(session.kubeconfig).discover(query(namespace="no-such-namespace"))
+    assert caught.value.status == "failed"
+    assert str(caught.value) == "namespace no-such-namespace not found"
+
+
+def test_refused_connection_is_unreachable(tmp_path: Path) -> None:
+    closed = write_kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{free_port()}", "research")
+    result = gather([collector(closed)], query(), deadline_s=5)
+    assert result.sources[0].status == SourceStatus.UNREACHABLE
+    assert "connection refused" in result.sources[0].detail
+    assert TOKEN not in result.sources[0].detail
+
+
+def test_unresolvable_name_is_unreachable() -> None:
+    error = urllib3.exceptions.NameResolutionError("api.cluster.invalid", None, socket.gaierror(-2, "Name unknown"))  # type: ignore[arg-type]
+    kind = _transport_kind(urllib3.exceptions.MaxRetryError(None, "/api", error))  # type: ignore[arg-type]
+    mapped = transport_error(kind, Call("list", "pods", "research"), "https://api.cluster.invalid:6443")
+    assert isinstance(mapped, SourceUnreachable)
+    assert "name not resolved" in str(mapped)
+
+
+def test_slow_answer_is_a_timeout(session: KubeSession) -> None:
+    session.faults.add(delay_s=2.0, path="/events", times=1)
+    c = collector(session.kubeconfig, deadline_s=0.8)
+    discovery = c.discover(query())
+    from whathappened.scope import Scope
+
+    with pytest.raises(SourceTimeout) as caught:
+        c.collect(Scope(query(), discovery.pods, discovery.nodes))
+    assert "events" in no_secret(caught.value) or "deadline" in str(caught.value)
+
+
+def test_server_error_is_a_failure(session: KubeSession) -> None:
+    session.faults.add(status=500, path="/nodes", times=-1)
+    result = gather([collector(session.kubeconfig)], query(), deadline_s=5)
+    assert result.sources[0].status == SourceStatus.FAILED
+    assert result.sources[0].detail == "API server answered 500 while trying to list nodes at cluster scope"
