@@ -122,7 +122,8 @@ def _not_before_expr() -> str:
 
 def _phase_expr() -> str:
     codes = [
-        q.metric("kube_pod_status_phase", f'phase="{phase}"') + f" * {code}" for code, (phase, _) in enumerate(PHASES, 1)
+        q.metric("kube_pod_status_phase", f'phase="{phase}"') + f" * {code}"
+        for code, (phase, _) in enumerate(PHASES, 1)
     ]
     return q.on_experiment_pods("max by (namespace, pod) (\n" + "\nor ".join(codes) + "\n)")
 

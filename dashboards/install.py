@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-
 from whathappened.dashboards.grafana import Json
+
 from whathappened.errors import WhathappenedError, scrub
 
 # Fields Grafana manages itself: they differ between what we send and what it stores, and never count as a change.

@@ -94,7 +94,10 @@ def _notice_panels() -> list[Panel | Row]:
         Panel(
             "table",
             "Notices in the range",
-            (Query(active_notices_expr(), instant=True, table=True), Query(not_before_expr(), instant=True, table=True)),
+            (
+                Query(active_notices_expr(), instant=True, table=True),
+                Query(not_before_expr(), instant=True, table=True),
+            ),
             options=table_options(),
             transformations=(merge(), organize(exclude=("Time", "Value #A"), rename={"Value #B": "not before"})),
             unit="dateTimeAsIso",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from whathappened.exporters.catalog import known_metric_names
+
 from whathappened.scope import DEFAULT_LABEL_KEYS
 
 PROM_DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
