@@ -37,6 +37,7 @@ class Kind(StrEnum):
     PROBE_FAILED = "probe-failed"  # Unhealthy: attrs: probe (liveness/readiness/startup)
     DEADLINE_EXCEEDED = "deadline-exceeded"  # Job DeadlineExceeded / BackoffLimitExceeded: attrs: reason
     JOB_COMPLETED = "job-completed"
+    KUBE_EVENT = "kube-event"  # any other Kubernetes Event (Pulled, FailedCreatePodSandBox, ...): attrs reason
 
     # --- nodes ---
     NODE_NOT_READY = "node-not-ready"
@@ -107,6 +108,7 @@ DEFAULT_SEVERITY: dict[Kind, Severity] = {
     Kind.PROBE_FAILED: Severity.WARNING,
     Kind.DEADLINE_EXCEEDED: Severity.ERROR,
     Kind.JOB_COMPLETED: Severity.INFO,
+    Kind.KUBE_EVENT: Severity.INFO,
     Kind.NODE_NOT_READY: Severity.ERROR,
     Kind.NODE_READY: Severity.INFO,
     Kind.NODE_CORDONED: Severity.WARNING,
