@@ -34,7 +34,7 @@ from whathappened.collectors._kube_text import (
 )
 
 from whathappened.kinds import Kind, severity_of
-from whathappened.model import Subject, TimelineEvent
+from whathappened.model import Severity, Subject, TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
 from whathappened.timeutils import parse_timestamp
 
@@ -144,11 +144,12 @@ def _kind_attrs(kind: Kind, row: Reason, obj: Mapping[str, Any], message: str) -
 def parse_event(obj: Mapping[str, Any], source: str = "kubernetes") -> TimelineEvent | None:
     """One Event (core/v1, events.k8s.io/v1, or archived by kubernetes-event-exporter) as a TimelineEvent.
 
-    None when the reason is not one the timeline tracks or the event carries no time at all.
+    None only when the event carries no time at all.
     """
     regarding = event_regarding(obj)
     reason, message = text(obj.get("reason")), text(obj.get("message") or obj.get("note"))
-    found = classify(reason, message, on_node=regarding.get("kind") == "Node")
+    warning_on_node = regarding.get("kind") == "Node" and obj.get("type") == "Warning"
+    kind, row = classify(reason, message, warning_on_node)
     last = obj.get("lastTimestamp") or obj.get("deprecatedLastTimestamp")
     first = obj.get("firstTimestamp") or obj.get("deprecatedFirstTimestamp")
     at = first_time(
@@ -158,9 +159,8 @@ def parse_event(obj: Mapping[str, Any], source: str = "kubernetes") -> TimelineE
         first,
         dig(obj, "metadata", "creationTimestamp"),
     )
-    if found is None or at is None:
+    if at is None:
         return None
-    kind, row = found
     attrs: dict[str, Any] = {
         "reason": reason,
         "message": message,
@@ -177,7 +177,7 @@ def parse_event(obj: Mapping[str, Any], source: str = "kubernetes") -> TimelineE
         at=at,
         source=source,
         kind=kind,
-        severity=severity_of(kind),
+        severity=Severity.WARNING if kind is Kind.KUBE_EVENT and obj.get("type") == "Warning" else severity_of(kind),
         summary=one_line(f"{reason}: {message}" if message else reason),
         subject=_subject(obj, regarding, message),
         attrs={k: v for k, v in attrs.items() if v is not None},

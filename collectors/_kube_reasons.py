@@ -4,8 +4,8 @@ One row per reason a kubelet, controller, node-problem-detector, AKS scheduled-e
 aws-node-termination-handler, GKE or cluster-autoscaler writes (../shared/reference/k8s-events.md and
 cloud-maintenance-samples.json). Where one reason covers several happenings ("Failed" is an image pull or a
 bad container config; "Unhealthy" is a liveness or a readiness probe) the row lists message patterns, first
-match wins. Reasons not listed here are dropped for pods and kept as a generic node condition for nodes,
-because an unknown Warning on a node (a custom node-problem-detector rule) is still a node problem.
+match wins. Reasons not listed here stay on the timeline as KUBE_EVENT, except Warnings on a node: those are
+a generic node condition, because an unknown Warning there (a custom node-problem-detector rule) is a problem.
 """
 
 from __future__ import annotations
@@ -74,7 +74,9 @@ REASONS: dict[str, Reason] = {
     "BackoffLimitExceeded": Reason(Kind.DEADLINE_EXCEEDED),
     "PodFailurePolicy": Reason(Kind.DEADLINE_EXCEEDED),
     "Completed": Reason(Kind.JOB_COMPLETED),
+    "AllJobsCompleted": Reason(Kind.JOB_COMPLETED),  # JobSet
     "SuccessfulDelete": Reason(Kind.POD_DELETED),
+    "SuccessfulDeletePod": Reason(Kind.POD_DELETED),  # training-operator
     # --- nodes: kubelet and node controller ---
     "NodeNotReady": Reason(Kind.NODE_NOT_READY),
     "NodeReady": Reason(Kind.NODE_READY),
@@ -132,6 +134,8 @@ REASONS: dict[str, Reason] = {
 
 # Warnings on a node whose reason is not above: a custom node-problem-detector rule is still a node problem.
 NODE_DEFAULT = Reason(Kind.NODE_CONDITION, refine=_XID_LINE)
+# Everything else stays on the timeline as what it is, a Kubernetes Event (Pulled, FailedCreatePodSandBox, ...).
+OTHER = Reason(Kind.KUBE_EVENT, refine=_XID_LINE)
 
 # Components that tell which cloud a notice came from when the reason alone does not.
 PROVIDER_BY_COMPONENT: tuple[tuple[str, str], ...] = (
@@ -174,13 +178,9 @@ WAITING_KINDS: dict[str, Kind] = {
 }
 
 
-def classify(reason: str, message: str, on_node: bool) -> tuple[Kind, Reason] | None:
-    """The kind an event reason means, refined by its message; None for reasons we do not track."""
-    row = REASONS.get(reason)
-    if row is None:
-        if not on_node:
-            return None
-        row = NODE_DEFAULT
+def classify(reason: str, message: str, warning_on_node: bool) -> tuple[Kind, Reason]:
+    """The kind an event reason means, refined by its message."""
+    row = REASONS.get(reason) or (NODE_DEFAULT if warning_on_node else OTHER)
     for pattern, kind in row.refine:
         if pattern.search(message):
             return kind, row

@@ -18,14 +18,16 @@ from whathappened.collectors._kube_parse import WINDOW_SLACK, events_from_object
 from whathappened.collectors.kubernetes import KubernetesCollector, build_api_client
 
 from tests.fixtures.kube import KubeSession
-from tests.support import Scenario, all_scenarios
+from tests.support import REPO, Scenario, all_scenarios
 from whathappened.config import KubernetesSettings, Settings
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, TimelineEvent, Window
 from whathappened.scope import Query, Scope
 from whathappened.timeutils import parse_timestamp
 
-SCENARIOS = all_scenarios()
+# The shared acceptance scenarios, plus the project's own extra ones where they exist (same format).
+EXTRA = REPO / "tests" / "scenarios"
+SCENARIOS = all_scenarios() + (all_scenarios(EXTRA) if EXTRA.is_dir() else [])
 BUDGET = 10
 
 
@@ -106,11 +108,13 @@ def test_every_event_comes_back_at_its_time(outcome: dict[str, Any]) -> None:
     scenario: Scenario = outcome["scenario"]
     scope: Scope = outcome["scope"]
     pods, nodes = {p.name for p in scope.pods}, set(scope.node_names)
+    owners = {(p.owner_kind, p.owner_name) for p in scope.pods}
     window = scope.window
     wanted = {}
     for obj in items(scenario, "events"):
         involved = obj["involvedObject"]
         ours = involved["name"] in (pods if involved["kind"] == "Pod" else nodes)
+        ours = ours or (involved["kind"], involved["name"]) in owners
         at = _event_time(obj)
         if ours and window.start - WINDOW_SLACK <= at <= window.end + WINDOW_SLACK:
             wanted[obj["metadata"]["uid"]] = at
@@ -158,6 +162,7 @@ def test_failed_containers_bring_their_last_lines(outcome: dict[str, Any]) -> No
         for p in scenario_pods(outcome["scenario"])
         for s in p["status"].get("containerStatuses") or []
         if (s["state"].get("terminated") or {}).get("exitCode")
+        or ((s.get("lastState") or {}).get("terminated") or {}).get("exitCode")
     }
     lines = [e for e in outcome["timeline"] if e.kind == Kind.LOG_LINE]
     assert {(e.subject.pod, e.subject.container) for e in lines} == failed
