@@ -36,7 +36,7 @@ def test_maintenance_root_and_nccl_collateral():
     for i in (0, 1, 3):
         v = verdict(result, f"w-{i}")
         assert (v.cause, v.root, v.caused_by) == ("nccl-error", False, "w-2")
-        assert "after w-2 failed" in v.summary
+        assert "caused by w-2" in v.summary
     timeline = timeline_of(events)
     times = [timeline[i].at for i in result.chain]
     assert times == sorted(times) and len(result.chain) >= 6

@@ -451,7 +451,7 @@ def test_success_is_completed():
     base, starts = ran(P, N)
     result = run([base], [*starts, ev(Kind.POD_SUCCEEDED, at(80), P, N), exited(P, N, at(80), 0, "Completed")])
     v = verdict(result, P)
-    assert v.cause == "completed" and v.root is None
+    assert v.cause == "completed" and v.root is False  # not where a failure began
     assert result.root_cause is None and result.lost_work is None
 
 

@@ -108,7 +108,7 @@ def _around(j: Judged, root: Judged) -> Judged:
             return _collateral(j, root, convert=True)
         return replace(j, root=True)
     if code == "completed":
-        return j
+        return replace(j, root=False)
     if code == "deleted" and j.fate.ended > root.finding.onset + TEARDOWN_REACH:
         return j  # stopped long after the failure: not its teardown
     if not after:
@@ -122,7 +122,8 @@ def _collateral(j: Judged, root: Judged, convert: bool) -> Judged:
         finding = replace(
             finding, cause="peer-failure", summary=templates.PEER, confidence=round(min(finding.confidence, 0.6), 2)
         )
-    blame = f", after {root.fate.name} failed at {root.finding.onset.strftime('%H:%M:%S UTC')} ({root.finding.cause})"
+    began = root.finding.onset.strftime("%H:%M:%S UTC")
+    blame = f", caused by {root.fate.name} ({root.finding.cause} from {began})"
     return replace(j, finding=finding, root=False, caused_by=root.fate.name, blame=blame)
 
 
@@ -134,8 +135,8 @@ def _without_root(judged: Sequence[Judged]) -> list[Judged]:
     for j in judged:
         if j is first:
             out.append(replace(j, root=True))
-        elif j.finding.cause == "deleted":
-            out.append(replace(j, root=False))
+        elif j.finding.cause in NO_FAULT:
+            out.append(replace(j, root=False))  # ended with no fault: not where a failure began
         else:
             out.append(j)
     return out

@@ -8,12 +8,25 @@ cause.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from whathappened.correlate import words
-from whathappened.correlate.evidence import NODE, POD, SKEW, STOPS, Case, Finding, found, in_time_order, text_of
+from whathappened.correlate.evidence import (
+    ELSEWHERE,
+    GPU,
+    NODE,
+    POD,
+    SKEW,
+    STOPS,
+    Case,
+    Finding,
+    found,
+    in_time_order,
+    text_of,
+)
 from whathappened.correlate.fate import BURST, TERMINAL, is_about
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
@@ -85,6 +98,49 @@ def _after_not_before(case: Case, notices: tuple[int, ...]) -> bool:
         if not_before is not None and hasattr(not_before, "tzinfo") and case.fate.ended >= not_before - SKEW:
             return True
     return False
+
+
+_ELSEWHERE_FAULTS = frozenset(
+    {Kind.NETWORK_ERROR, Kind.GPU_XID, Kind.GPU_MISSING, Kind.GPU_ECC_DBE, Kind.NVLINK_ERROR, Kind.NODE_NOT_READY}
+)
+_REACTIONS = frozenset({Kind.NCCL_ERROR, Kind.NCCL_TIMEOUT, Kind.LAUNCHER_TEARDOWN})
+_FAULT_CAUSES: tuple[tuple[Callable[[TimelineEvent], bool], str], ...] = (
+    (lambda e: e.kind == Kind.NETWORK_ERROR, "network-error"),
+    (lambda e: e.kind == Kind.NODE_NOT_READY, "node-failure"),
+    (words.fallen_off_bus, "gpu-fallen-off-bus"),
+    (words.memory_fault, "gpu-memory-error"),
+    (words.nvlink_fault, "nvlink-error"),
+    (words.hardware_xid, "gpu-hardware-error"),
+)
+
+
+def fault_elsewhere(case: Case, rule: Rule) -> Finding | None:
+    """A pod that died reacting (NCCL, the launcher) right after a fault on a node where another rank of the
+    experiment runs: an MPI launcher whose worker's InfiniBand link failed, say. The fault is the cause."""
+    reactions = case.find(_REACTIONS, POD, rule.before, rule.after)
+    if not reactions:
+        return None
+    first = min(case.event(i).at for i in reactions)
+    faults = case.find(_ELSEWHERE_FAULTS, ELSEWHERE, case.fate.ended - first + rule.before, rule.after)
+    for i in faults:
+        code = next((c for is_, c in _FAULT_CAUSES if is_(case.event(i))), None)
+        if code is not None and case.event(i).at <= first + SKEW:
+            return replace(found(case, rule, (i,), reactions), cause=code)
+    return None
+
+
+def thermal_shutdown(case: Case, rule: Rule) -> Finding | None:
+    """The GPU vanished (or fell off the bus) minutes after it ran hot: it shut down to protect itself."""
+    gone = case.find((Kind.GPU_MISSING, Kind.GPU_XID), GPU, rule.before, rule.after, words.fallen_off_bus, True)
+    for i in gone:
+        lost = case.event(i)
+        heat = case.find((Kind.GPU_THERMAL,), GPU, case.fate.ended - lost.at + rule.before, SKEW, since_start=True)
+        heat = tuple(
+            h for h in heat if case.event(h).at <= lost.at and case.event(h).subject.gpu in (None, lost.subject.gpu)
+        )
+        if heat:
+            return found(case, rule, heat, (i,))
+    return None
 
 
 def never_scheduled(case: Case, rule: Rule) -> Finding | None:

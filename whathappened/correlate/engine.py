@@ -28,7 +28,9 @@ class Correlation:
 
 def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule, ...] = RULES) -> Correlation:
     found = fates(scope, timeline)
-    explained = [(fate, explain(Case(fate, timeline), rules)) for fate in found]
+    ended = {f.name for f in found}
+    elsewhere = frozenset(p.node for p in scope.pods if p.node and p.name not in ended) - {f.node for f in found}
+    explained = [(fate, explain(Case(fate, timeline, elsewhere), rules)) for fate in found]
     judged = judge(explained, timeline)
     nodes = {n.name: n for n in scope.nodes}
     verdicts = {j.fate.name: _verdict(j, timeline, nodes) for j in judged}

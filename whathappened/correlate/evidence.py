@@ -22,6 +22,7 @@ POD = "pod"  # about the pod itself
 NODE = "node"  # about the pod's node (and no other pod)
 GPU = "gpu"  # about one of the pod's GPUs, or its node when the GPU is not known
 HOST = "host"  # about the pod or its node
+ELSEWHERE = "elsewhere"  # about the node of another rank of the experiment that is still running
 JOB = "job"  # about the pod's job or namespace, no pod named
 
 Predicate = Callable[[TimelineEvent], bool]
@@ -61,6 +62,9 @@ class RuleLike(Protocol):
 class Case:
     fate: Fate
     timeline: Sequence[TimelineEvent]
+    # nodes of the experiment's pods that did not end (an MPI job's workers, say): a fault there shows up only
+    # as the reactions of the pods that did
+    elsewhere: frozenset[str] = frozenset()
 
     def event(self, index: int) -> TimelineEvent:
         return self.timeline[index]
@@ -71,6 +75,8 @@ class Case:
             return is_about(event, fate.pod)
         if on == JOB:
             return event.subject.pod is None and event.subject.namespace in (None, fate.pod.namespace)
+        if on == ELSEWHERE:
+            return event.subject.node in self.elsewhere and event.subject.node != fate.node
         on_node = fate.node is not None and event.subject.node == fate.node and event.subject.pod in (None, fate.name)
         if on == NODE:
             return on_node
@@ -170,7 +176,7 @@ def found(case: Case, rule: RuleLike, hits: Iterable[int], support: Iterable[int
         cause=rule.cause,
         confidence=round(min(0.99, rule.confidence + bonus), 2),
         evidence=in_time_order(case.timeline, telling | set(case.death())),
-        onset=min(case.event(trigger).at, case.fate.ended),
+        onset=min(min(case.event(i).at for i in telling), case.fate.ended),
         trigger=trigger,
         rule=rule.name,
         summary=rule.summary,

@@ -39,9 +39,11 @@ def facts(
     return {
         "pod": fate.name,
         "node": node or "its node",
+        "fault_node": (trigger.subject.node if trigger is not None else None) or node or "its node",
         "gpu": f"GPU {gpu}" if gpu is not None else "a GPU",
         "at": clock(trigger.at if trigger is not None else finding.onset),
         "died": clock(fate.ended),
+        "began": clock(finding.onset),
         "what": _what(trigger),
         "resource": attrs.get("resource") or _resource(trigger) or "memory",
         "provider": _provider(attrs, nodes.get(node or "")),

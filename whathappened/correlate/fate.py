@@ -145,15 +145,14 @@ def _waiting(pod: PodInfo, node: str | None, events: Sequence[TimelineEvent], en
 
 
 def _ended(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
-    terminal = [e.at for e in events if _is_terminal(e)]
-    last_start = max((e.at for e in events if e.kind in STARTS), default=None)
-    if terminal and last_start is not None and last_start > max(terminal) and pod.phase not in ("Failed", "Succeeded"):
-        return None  # it died and came back: still running at the end
+    terminal = [e for e in events if _is_terminal(e)]
+    if pod.phase == "Running" and not _down_at_the_end(events, terminal):
+        return None  # it died and came back (or never died): still running at the end
     finished = _container_end(pod)
     if terminal:
-        burst = [t for t in terminal if t >= max(terminal) - BURST]
-        first = min(burst)
-        return min(first, finished) if finished is not None else first
+        last = max(e.at for e in terminal)
+        first = min(e.at for e in terminal if e.at >= last - BURST)
+        return min(first, finished) if finished is not None and finished >= last - BURST else first
     if finished is not None and pod.phase in ("Failed", "Succeeded"):
         return finished
     if pod.phase == "Running":
@@ -165,10 +164,20 @@ def _ended(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
     return max(dying) if dying else None
 
 
+def _down_at_the_end(events: Sequence[TimelineEvent], terminal: Sequence[TimelineEvent]) -> bool:
+    """A pod the API calls Running is still down when its last death came after its last start, or it is
+    crash-looping (backing off since its last start)."""
+    last_start = max((e.at for e in events if e.kind == Kind.CONTAINER_STARTED), default=None)
+    if any(e.kind == Kind.BACK_OFF and (last_start is None or e.at > last_start) for e in events):
+        return True
+    current = [e.at for e in terminal if not e.attrs.get("previous")]
+    return bool(current) and (last_start is None or max(current) > last_start)
+
+
 def _is_terminal(event: TimelineEvent) -> bool:
     if event.kind == Kind.POD_PHASE:
         return event.attrs.get("phase") in ("Failed", "Succeeded")
-    return event.kind in TERMINAL and not event.attrs.get("previous")
+    return event.kind in TERMINAL
 
 
 def _container_end(pod: PodInfo) -> datetime | None:

@@ -133,6 +133,9 @@ RULES: tuple[Rule, ...] = (
     Rule("host-maintenance", "host-maintenance", 0.9, say.MAINTENANCE, check=checks.host_maintenance),
     # --- the GPU: Xid and ECC on the pod's node and GPU, not older than the pod ---
     Rule(
+        "thermal-shutdown", "gpu-thermal", 0.85, say.THERMAL_SHUTDOWN, before=MINUTES_30, check=checks.thermal_shutdown
+    ),
+    Rule(
         "fallen-off-bus",
         "gpu-fallen-off-bus",
         0.95,
@@ -318,6 +321,8 @@ RULES: tuple[Rule, ...] = (
         before=MINUTES_15,
         before_stop=True,
     ),
+    # --- a fault on the node of a rank that is still running, seen here only as the reaction to it ---
+    Rule("fault-elsewhere", "unknown", 0.7, say.ELSEWHERE, before=MINUTES_10, check=checks.fault_elsewhere),
     # --- reactions to another rank's failure ---
     Rule(
         "nccl-timeout",

@@ -25,8 +25,12 @@ NVLINK = "An NVLink error ({what}) hit {gpu} on {node} at {at}; {pod} crashed at
 GPU_HARDWARE = "{gpu} on {node} failed ({what}) at {at}; {pod} crashed at {died}."
 CUDA_ECC = "{pod} crashed at {at} on an uncorrectable ECC error that CUDA reported on {node}."
 CUDA_LOST = "{pod} crashed at {at}: CUDA lost its GPU on {node} ({what})."
+THERMAL_SHUTDOWN = "{gpu} on {node} overheated ({what}) at {at} and shut down; {pod} died with it at {died}."
+ELSEWHERE = (
+    "{pod} failed at {died} reacting to a fault on {fault_node}, where another rank of the job ran: {what} at {at}."
+)
 THERMAL = "{gpu} on {node} overheated ({what}) at {at} and {pod} died at {died}."
-NODE_LOST = "{node} stopped responding and {pod} was removed from it at {at}."
+NODE_LOST = "{node} stopped responding at {began}; {pod} was removed from it at {at}."
 NODE_DOWN = "{node} went down ({what}) at {at}; {pod} died with it at {died}."
 NETWORK = "{node} reported a network error ({what}) at {at}; {pod} failed at {died}."
 OOM = "{pod} was killed at {died} for going over its memory limit (OOMKilled) on {node}."
@@ -44,21 +48,21 @@ COMPLETED = "{pod} finished successfully at {died}."
 STATUS = "{pod} ended at {died}; its Kubernetes status says {status}."
 UNKNOWN = "{pod} ended at {died} and the evidence does not say why."
 
-HARDWARE_TICKET = "cordon {node} and open a hardware ticket for {gpu}; resubmitting is safe"
+HARDWARE_TICKET = "cordon {fault_node} and open a hardware ticket for {gpu}; resubmitting is safe"
 NEXT_STEPS: Mapping[str, str] = {
     "host-maintenance": "resubmitting is safe: {node} was taken for host maintenance; run `whathappened preflight` "
     "before long runs to skip nodes with maintenance due",
     "spot-preemption": "resubmitting is safe: the spot VM {node} was reclaimed; resume from the last checkpoint, "
     "or use on-demand capacity for long runs",
-    "node-failure": "cordon {node} and check it (kubelet, kernel log, hardware); resubmitting is safe",
+    "node-failure": "cordon {fault_node} and check it (kubelet, kernel log, hardware); resubmitting is safe",
     "node-pressure-eviction": "resubmitting is safe; set the memory request near real use so the kubelet on {node} "
     "does not evict it again",
     "gpu-fallen-off-bus": HARDWARE_TICKET,
     "gpu-memory-error": HARDWARE_TICKET,
     "gpu-hardware-error": HARDWARE_TICKET,
-    "nvlink-error": "cordon {node} and open a hardware ticket for the NVLink of {gpu}; resubmitting is safe",
-    "gpu-thermal": "cordon {node} and have its cooling checked ({gpu} overheated); resubmitting is safe",
-    "network-error": "cordon {node} and have its network links checked; resubmitting is safe",
+    "nvlink-error": "cordon {fault_node} and open a hardware ticket for the NVLink of {gpu}; resubmitting is safe",
+    "gpu-thermal": "cordon {fault_node} and have its cooling checked ({gpu} overheated); resubmitting is safe",
+    "network-error": "cordon {fault_node} and have its network links checked; resubmitting is safe",
     "nccl-timeout": "no fault found behind the NCCL timeout: check the network fabric and look for a hung rank "
     "(py-spy dump, NCCL_DEBUG=INFO), then resubmit",
     "nccl-error": "no fault found behind the NCCL error: rerun with NCCL_DEBUG=INFO and check the network, "
