@@ -39,7 +39,7 @@ class Gpu:
     @property
     def kernel_pci(self) -> str:
         """The form NVRM kernel lines use: 0000:18:00."""
-        return self.pci_bus_id[4:13]
+        return self.pci_bus_id[4:14]
 
     @property
     def device(self) -> str:
@@ -258,6 +258,7 @@ class Recording:
     cordoned: dict[str, datetime] = field(default_factory=dict)
     taints: dict[str, list[tuple[str, str, str, datetime]]] = field(default_factory=dict)  # key, value, effect
     node_gone: dict[str, datetime] = field(default_factory=dict)  # Node object deleted
+    node_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # labels added to the Node object
     node_api_conditions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # replaces defaults
     maintenance: list[Maintenance] = field(default_factory=list)
     log_skew: dict[str, float] = field(default_factory=dict)  # node -> seconds its clock is ahead

@@ -305,7 +305,6 @@ def xid_predates_pod(ids: Ids) -> Recording:
             77120,
         ),
     )
-    rec.kernel(nodes[1], old + timedelta(minutes=6), "NVRM: GPU 0000:3a:00.0: GPU reset completed", severity="info")
     t = day(11, 10, 6, 47) + timedelta(seconds=20)
     training_chatter(rec, ids, pods, t, ckpt_path="/weka/olmo/anneal-r5")
     frames = [

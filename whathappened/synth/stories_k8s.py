@@ -365,8 +365,9 @@ def completed(ids: Ids) -> Recording:
 def drain_137_not_oom(ids: Ids) -> Recording:
     s = Setup(
         "guard-drain-exit137-not-oom",
-        "GCE host maintenance: the node is cordoned and drained; the evicted rank ignores SIGTERM "
-        "inside a collective and is killed after its grace period with exit 137, which is not an OOM.",
+        "GCE host maintenance (TERMINATE_ON_HOST_MAINTENANCE) on one node: the VM shuts down and the kubelet's graceful node "
+        "shutdown drains it; the rank ignores SIGTERM inside a collective and is killed with exit 137, which is not an OOM. "
+        "The node reboots and comes back Ready.",
         "mistral-12b-cpt-lowlr",
         "research",
         "app.kubernetes.io/instance",
@@ -380,37 +381,36 @@ def drain_137_not_oom(ids: Ids) -> Recording:
     rec, nodes, pods = begin(ids, s)
     victim, node = pods[1], nodes[1]
     notice, start = day(11, 11, 4, 52), day(11, 11, 5, 10)
+    # The exporter on the node reports the notice until the VM goes down for the maintenance.
     rec.maintenance.append(
-        Maintenance(
-            node.name,
-            "gcp",
-            "TERMINATE_ON_HOST_MAINTENANCE",
-            "TERMINATE_ON_HOST_MAINTENANCE",
-            notice,
-            start,
-            rec.meta.end,
-        )
+        Maintenance(node.name, "gcp", "maintenance-event", "TERMINATE_ON_HOST_MAINTENANCE", notice, start, start)
     )
-    drain = day(11, 11, 5, 5) + timedelta(seconds=30)
-    training_chatter(rec, ids, pods, drain)
-    rec.cordoned[node.name] = drain - timedelta(seconds=20)
+    rec.node_labels[node.name] = {"cloud.google.com/scheduled-maintenance-time": str(int(start.timestamp()))}
+    shutdown = start + timedelta(seconds=4)
+    training_chatter(rec, ids, pods, shutdown)
+    rec.taints[node.name] = [("cloud.google.com/impending-node-termination", "", "NoSchedule", shutdown)]
+    reason = "Pod was terminated in response to imminent node shutdown."
+    victim.disruption = ("TerminationByKubelet", reason, shutdown)
+    victim.status_reason, victim.status_message = "Terminated", reason
+    rec.say(victim, shutdown + timedelta(seconds=1), msg.SIGTERM_AGENT)
+    end(victim, shutdown + timedelta(seconds=30), 137)  # SIGKILL after the shutdown grace period
+    nccl_error_collateral(rec, [pods[0], pods[2]], shutdown + timedelta(seconds=32), victim.rank0)
+    down, back = shutdown + timedelta(seconds=75), start + timedelta(minutes=6, seconds=20)
+    rec.node_ready[node.name] = [(shutdown + timedelta(seconds=2), "false"), (down, "unknown"), (back, "true")]
+    node_event(
+        rec, node, down, "NodeNotReady", f"Node {node.name} status is now: NodeNotReady", component="node-controller"
+    )
+    boot = ids.uuid("boot", node.name, "after-maintenance")
+    node_event(rec, node, back - timedelta(seconds=15), "Starting", "Starting kubelet.")
     node_event(
         rec,
         node,
-        drain - timedelta(seconds=20),
-        "NodeNotSchedulable",
-        f"Node {node.name} status is now: NodeNotSchedulable",
+        back - timedelta(seconds=10),
+        "Rebooted",
+        f"Node {node.name} has been rebooted, boot id: {boot}",
+        type_="Warning",
     )
-    victim.disruption = ("EvictionByEvictionAPI", "Eviction API: evicting", drain)
-    victim.deletion_at = drain
-    killing(rec, victim, drain)
-    rec.say(victim, drain + timedelta(seconds=1), msg.SIGTERM_AGENT)
-    end(victim, drain + timedelta(seconds=31), 137)
-    victim.gone_at = drain + timedelta(seconds=32)
-    nccl_error_collateral(rec, [pods[0], pods[2]], drain + timedelta(seconds=33), victim.rank0)
-    rec.taints[node.name] = [
-        ("cloud.google.com/impending-node-termination", "", "NoSchedule", drain - timedelta(seconds=21))
-    ]
+    node_event(rec, node, back, "NodeReady", f"Node {node.name} status is now: NodeReady")
     return expect(
         rec,
         (victim, "host-maintenance", True, None),

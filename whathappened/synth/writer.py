@@ -54,7 +54,11 @@ def write_kubernetes(rec: Recording, folder: Path) -> None:
         (e for e in rec.events if e.at <= now and e.last_seen >= horizon), key=lambda e: (e.last_seen, e.name)
     )
     _dump(folder / "events.json", k8s_list("EventList", [event_object(e, i) for i, e in enumerate(events)]))
-    nodes = [node_object(n, rec, now) for n in rec.nodes if n.name not in rec.node_gone or rec.node_gone[n.name] > now]
+    nodes = [
+        node_object(n, rec, now, rec.node_labels.get(n.name))
+        for n in rec.nodes
+        if n.name not in rec.node_gone or rec.node_gone[n.name] > now
+    ]
     _dump(folder / "nodes.json", k8s_list("NodeList", nodes))
 
 
