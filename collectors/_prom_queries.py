@@ -1,11 +1,17 @@
 """PromQL that makes the server find the edges, and the answers turned back into (sparse) series.
 
-Pure: no I/O. Every query is limited to the scope's nodes, GPUs and pods. Whole-window questions are instant
-queries at the window's end over ``[window]`` (changes(), max_over_time(), a subquery for last-seen times);
-edges are range queries at a step no longer than a scrape interval that return points only where something
-changed (``x != x offset step``) or a condition began (``c unless c offset step``), so a quiet GPU costs
-nothing however long the window. Every result carries the series' metric name in ``__metric`` (functions and
-aggregations drop ``__name__``), which is how answers from one query over many metrics are told apart.
+Pure: no I/O. Every query is limited to the scope's nodes, GPUs and pods, and kept under 12 KB (VictoriaMetrics
+refuses queries over 16 KB by default): long ``or`` lists are split into several queries.
+
+The work is done in three cheap rounds, so a quiet GPU costs nothing however long the window:
+1. whole-window instant queries at the window's end (``changes()``, ``max_over_time()``, ``last_over_time()``)
+   flag the few GPUs, pods and nodes that could hold an edge at all;
+2. range queries at a step no longer than a scrape interval, over the flagged series only, return points only
+   where a value changed (``x != x offset step``) or a condition began (``c unless c offset step``);
+3. last-seen times of GPUs that stopped reporting come from ``timestamp()`` at a 5-minute step (exact: any
+   step under the lookback sees a series' last sample).
+Every edge answer carries the series' metric name in ``__metric`` (functions and comparisons would lose
+``__name__``), which tells answers from one query over many metrics apart.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from whathappened.collectors._prom_model import Series
-from whathappened.collectors._prom_series import sanitize_label
+from whathappened.collectors._prom_series import LAST_SEEN, sanitize_label
 from whathappened.collectors._prom_signals import (
     DERIVED,
     FB_NEAR_FULL,
@@ -40,7 +46,11 @@ from whathappened.collectors._prom_signals import (
 METRIC = "__metric"
 DCGM_NODE_LABELS = ("Hostname", "hostname", "node")
 MIN_STEP_S = 15
+PRESENCE_STEP_S = 300  # the lookback: any step up to it sees every series' last sample
 MAX_POINTS = 10_000  # Prometheus refuses range queries over 11,000 points per series
+MAX_QUERY_CHARS = 12_000
+
+__all__ = ["LOOKBACK_S", "SeriesBuilder", "pick_step"]
 
 
 def pick_step(window_seconds: float) -> int:
@@ -49,15 +59,20 @@ def pick_step(window_seconds: float) -> int:
 
 
 def regex_union(values: Iterable[str]) -> str:
-    """An anchored-by-PromQL alternation, with the common prefix factored out to keep the query short."""
+    """An alternation (PromQL anchors it), with the common prefix factored out to keep the query short."""
     names = sorted(set(values))
     if not names:
         return "$^"  # matches nothing
     prefix = _common_prefix(names)
-    rest = [re.escape(n[len(prefix) :]) for n in names]
+    rest = [_escape(n[len(prefix) :]) for n in names]
     if len(rest) == 1:
-        return re.escape(prefix) + rest[0]
-    return f"{re.escape(prefix)}(?:{'|'.join(rest)})"
+        return _escape(prefix) + rest[0]
+    return f"{_escape(prefix)}(?:{'|'.join(rest)})"
+
+
+def _escape(text: str) -> str:
+    """RE2-safe escaping that leaves '-' alone (it needs none outside a class, and shorter is better here)."""
+    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
 
 
 def _common_prefix(names: Sequence[str]) -> str:
@@ -68,228 +83,286 @@ def _common_prefix(names: Sequence[str]) -> str:
     return first[:size]
 
 
-def _quote(value: str) -> str:
+def quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _named(expr: str, metric: str | None = None) -> str:
+def named(expr: str, metric: str | None = None) -> str:
     """Copy the metric name into ``__metric`` (or set a given one) so it survives functions and matching."""
     if metric is None:
         return f'label_replace({expr}, "{METRIC}", "$1", "__name__", "(.+)")'
     return f'label_replace({expr}, "{METRIC}", "{metric}", "__name__", ".*")'
 
 
+def chunked_or(parts: Sequence[str], limit: int = MAX_QUERY_CHARS) -> list[str]:
+    """``a or b or c`` split into as few queries as keep each under ``limit`` characters."""
+    queries: list[str] = []
+    current: list[str] = []
+    for part in parts:
+        if current and len(" or ".join([*current, part])) > limit:
+            queries.append(" or ".join(current))
+            current = []
+        current.append(part)
+    if current:
+        queries.append(" or ".join(current))
+    return queries
+
+
 @dataclass(frozen=True)
 class Selectors:
-    """Label matchers for the scope: dcgm series by node label, pod series by namespace+pod, node series by node."""
+    """Label matchers: dcgm series by node label (or flagged UUIDs), pod series by namespace+pod, node series by node."""
 
     nodes: tuple[str, ...]
     pods: tuple[tuple[str, str], ...]
-    node_labels: tuple[str, ...] = DCGM_NODE_LABELS
+    node_label: str = "Hostname"
+    uuids: tuple[str, ...] = ()
 
-    def gpu(self, metric_regex: str, extra: str = "", offset: str = "") -> str:
-        """One selector per node-label spelling, joined with ``or`` (PromQL has no OR inside a selector)."""
-        more = f",{extra}" if extra else ""
-        parts = [
-            f'{{__name__=~"{metric_regex}",{label}=~{_quote(regex_union(self.nodes))}{more}}}{offset}'
-            for label in self.node_labels
-        ]
-        return parts[0] if len(parts) == 1 else "(" + " or ".join(parts) + ")"
+    def gpu(self, names: str, extra: str = "", by_uuid: bool = False) -> str:
+        where = (
+            f"UUID=~{quote(regex_union(self.uuids))}"
+            if by_uuid
+            else f"{self.node_label}=~{quote(regex_union(self.nodes))}"
+        )
+        return "{" + ",".join(p for p in (f'__name__=~"{names}"', where, extra) if p) + "}"
 
-    def pod(self, metric_regex: str, extra: str = "", offset: str = "") -> str:
-        namespaces = regex_union(ns for ns, _ in self.pods)
-        names = regex_union(name for _, name in self.pods)
-        more = f",{extra}" if extra else ""
-        return f'{{__name__=~"{metric_regex}",namespace=~{_quote(namespaces)},pod=~{_quote(names)}{more}}}{offset}'
+    def pod(self, names: str, extra: str = "") -> str:
+        namespaces = quote(regex_union(ns for ns, _ in self.pods))
+        pods = quote(regex_union(name for _, name in self.pods))
+        return (
+            "{"
+            + ",".join(p for p in (f'__name__=~"{names}"', f"namespace=~{namespaces}", f"pod=~{pods}", extra) if p)
+            + "}"
+        )
 
-    def node(self, metric_regex: str, extra: str = "", offset: str = "") -> str:
-        more = f",{extra}" if extra else ""
-        return f'{{__name__=~"{metric_regex}",node=~{_quote(regex_union(self.nodes))}{more}}}{offset}'
+    def node(self, names: str, extra: str = "") -> str:
+        return (
+            "{"
+            + ",".join(p for p in (f'__name__=~"{names}"', f"node=~{quote(regex_union(self.nodes))}", extra) if p)
+            + "}"
+        )
 
-    def where(self, where: Where, metric_regex: str, extra: str = "", offset: str = "") -> str:
+    def where(self, where: Where, names: str, extra: str = "") -> str:
         if where is Where.GPU:
-            return self.gpu(metric_regex, extra, offset)
-        if where is Where.POD:
-            return self.pod(metric_regex, extra, offset)
-        return self.node(metric_regex, extra, offset)
+            return self.gpu(names, extra, by_uuid=True)
+        return self.pod(names, extra) if where is Where.POD else self.node(names, extra)
 
 
 def _names(signals: Iterable[Signal]) -> str:
-    return "|".join(re.escape(s.metric) for s in signals)
+    return "|".join(_escape(s.metric) for s in signals)
 
 
 # --- discovery ---------------------------------------------------------------------------------------------------
 
 
 def pod_labels_query(experiment: str, namespace: str | None, label_keys: Sequence[str], window: str) -> str:
-    ns = f",namespace={_quote(namespace)}" if namespace else ""
-    parts = [
-        f"last_over_time(kube_pod_labels{{{sanitize_label(k)}={_quote(experiment)}{ns}}}[{window}])" for k in label_keys
-    ]
+    ns = f",namespace={quote(namespace)}" if namespace else ""
+    return " or ".join(
+        f"last_over_time(kube_pod_labels{{{sanitize_label(k)}={quote(experiment)}{ns}}}[{window}])" for k in label_keys
+    )
+
+
+def pod_info_query(pods: Sequence[tuple[str, str]], experiment: str, namespace: str | None, window: str) -> str:
+    """kube_pod_info of the pods found by label, and of pods owned by a controller of the experiment's name."""
+    ns = f",namespace={quote(namespace)}" if namespace else ""
+    parts = [f"last_over_time(kube_pod_info{{created_by_name={quote(experiment)}{ns}}}[{window}])"]
+    if pods:
+        parts.insert(0, f"last_over_time({Selectors((), tuple(pods)).pod('kube_pod_info')}[{window}])")
     return " or ".join(parts)
 
 
-def pod_info_query(
-    pods: Sequence[tuple[str, str]], experiment: str, namespace: str | None, window: str, step: int, last: bool
-) -> str:
-    """First (or last) time kube_pod_info showed each pod: found by label, or owned by a controller of that name."""
-    ns = f",namespace={_quote(namespace)}" if namespace else ""
-    selectors = [f"kube_pod_info{{created_by_name={_quote(experiment)}{ns}}}"]
-    if pods:
-        pick = Selectors((), tuple(pods))
-        selectors.insert(0, pick.pod("kube_pod_info"))
-    function = "max_over_time" if last else "min_over_time"
-    return " or ".join(f"{function}(timestamp({s})[{window}:{step}s])" for s in selectors)
+def pods_alive_query(pods: Sequence[tuple[str, str]]) -> str:
+    """At the window's end: the last kube_pod_info sample of each pod still there (exact: a plain selector)."""
+    return f"timestamp({Selectors((), tuple(pods)).pod('kube_pod_info')})"
+
+
+def last_seen_query(selector: str, by: str) -> str:
+    """Range query at PRESENCE_STEP_S: the max of the returned values per series is its last sample time."""
+    return f"max by ({by}) (timestamp({selector}))"
+
+
+def pods_active_query(pods: Sequence[tuple[str, str]], window: str) -> str:
+    """Pods whose phase or restart count changed, or that appeared, in the window: only these get edge queries."""
+    sel = Selectors((), tuple(pods))
+    info = sel.pod("kube_pod_info")
+    return (
+        f"group by (namespace, pod) (changes({sel.pod('kube_pod_status_phase')}[{window}]) > 0)"
+        f" or group by (namespace, pod) (changes({sel.pod('kube_pod_container_status_restarts_total')}[{window}]) > 0)"
+        f" or group by (namespace, pod) (last_over_time({info}[{window}]) unless last_over_time({info}[{LOOKBACK_S:g}s] offset {window}))"
+    )
+
+
+def phase_rise_query(pods: Sequence[tuple[str, str]], step: int) -> str:
+    sel = Selectors((), tuple(pods)).pod("kube_pod_status_phase")
+    return named(f"{sel} > 0.5 unless {sel} offset {step}s > 0.5")
 
 
 def candidates_query(namespace: str | None, label_keys: Sequence[str], window: str) -> str:
-    ns = f"{{namespace={_quote(namespace)}}}" if namespace else ""
-    return (
-        f"count by ({','.join(sanitize_label(k) for k in label_keys)}) (last_over_time(kube_pod_labels{ns}[{window}]))"
-    )
+    ns = f"{{namespace={quote(namespace)}}}" if namespace else ""
+    by = ",".join(sanitize_label(k) for k in label_keys)
+    return f"count by ({by}) (last_over_time(kube_pod_labels{ns}[{window}]))"
 
 
-# --- collection --------------------------------------------------------------------------------------------------
+# --- collection: round 1, flags ------------------------------------------------------------------------------------
 
 
-def presence_query(sel: Selectors, window: str, step: int) -> str:
-    """Per dcgm series: the time of its last sample in the window (exact for any step under the lookback)."""
-    parts = [
-        f"max_over_time(timestamp({PRESENCE_METRIC}{{{label}=~{_quote(regex_union(sel.nodes))}}})[{window}:{step}s])"
-        for label in sel.node_labels
-    ]
-    return " or ".join(parts)
+def families_match(sel: Selectors) -> list[str]:
+    """``match[]`` selectors for the label-values API: which watched metrics exist for these nodes and pods."""
+    nodes = quote(regex_union(sel.nodes))
+    out = [f'{{__name__=~"DCGM_.+",{label}=~{nodes}}}' for label in DCGM_NODE_LABELS]
+    out.append(f'{{__name__=~"kube_node_.+|whathappened_node_.+",node=~{nodes}}}')
+    if sel.pods:
+        out.append(Selectors((), sel.pods).pod("kube_pod_.+"))
+    return out
 
 
-def last_value_query(sel: Selectors, window: str) -> str:
-    parts = [
-        f"last_over_time({PRESENCE_METRIC}{{{label}=~{_quote(regex_union(sel.nodes))}}}[{window}])"
-        for label in sel.node_labels
-    ]
-    return " or ".join(parts)
+def gpus_vanished_query(sel: Selectors, window: str) -> str:
+    """GPUs seen in the window but no longer at its end (fallen off the bus, or the whole node gone)."""
+    xid = sel.gpu(_escape(PRESENCE_METRIC))
+    by = f"{sel.node_label}, gpu, UUID"
+    return f"group by ({by}) (last_over_time({xid}[{window}])) unless group by ({by}) ({xid})"
 
 
-def gpu_prefilter_query(sel: Selectors, window: str, models: Iterable[str]) -> str:
-    """Which GPU series could hold an edge at all: changed counters/gauges, peaks over thresholds, busy-then-idle."""
-    parts = [
-        _named(f"changes({sel.gpu(re.escape(s.metric))}[{window}]) > 0", s.metric)
-        for s in SIGNALS
-        if s.where is Where.GPU and s.mode is Mode.CHANGE
-    ]
-    for signal in (s for s in SIGNALS if s.where is Where.GPU and s.mode is Mode.RISE):
+def nodes_last_seen_query(sel: Selectors) -> str:
+    """At the window's end: each node's latest dcgm sample (the reference a vanished GPU is compared with)."""
+    return f"max by ({sel.node_label}) (timestamp({sel.gpu(_escape(PRESENCE_METRIC))}))"
+
+
+def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iterable[str]) -> list[str]:
+    """Instant-query parts naming the GPUs (UUID), pods and nodes that could hold an edge at all."""
+    have = set(present)
+    parts: list[str] = []
+    for signal in SIGNALS:
+        if signal.metric not in have or signal.where is Where.POD:
+            continue
+        if signal.where is Where.GPU:
+            selector, by = sel.gpu(_escape(signal.metric)), "UUID"
+        else:
+            selector, by = sel.node(_escape(signal.metric), signal.match), "node"
+        if signal.mode is Mode.RISE and signal.where is Where.GPU:
+            parts.append(f"group by ({by}) (max_over_time({selector}[{window}]) > {signal.threshold:g})")
+            continue
+        parts.append(f"group by ({by}) (changes({selector}[{window}]) > 0)")
+        if signal.mode is Mode.RISE:
+            parts.append(
+                f"group by ({by}) (last_over_time({selector}[{window}]) unless last_over_time({selector}[{LOOKBACK_S:g}s] offset {window}))"
+            )
+    if "DCGM_FI_DEV_GPU_UTIL" in have:
+        util = sel.gpu("DCGM_FI_DEV_GPU_UTIL")
         parts.append(
-            _named(f"max_over_time({sel.gpu(re.escape(signal.metric))}[{window}]) > {signal.threshold}", signal.metric)
+            f"group by (UUID) ((min_over_time({util}[{window}]) <= {UTIL_LOW:g}) and (max_over_time({util}[{window}]) >= {UTIL_HIGH:g}))"
         )
-    util = sel.gpu("DCGM_FI_DEV_GPU_UTIL")
-    busy_then_idle = (
-        f"(min_over_time({util}[{window}]) <= {UTIL_LOW}) and (max_over_time({util}[{window}]) >= {UTIL_HIGH})"
-    )
-    parts.append(_named(busy_then_idle, UTIL_COLLAPSE))
-    for model in sorted(set(models)):
-        threshold = fb_threshold_mib(model)
-        if threshold is not None:
-            fb = sel.gpu("DCGM_FI_DEV_FB_USED", f"modelName={_quote(model)}")
-            parts.append(_named(f"max_over_time({fb}[{window}]) >= {threshold}", FB_NEAR_FULL))
-    return " or ".join(parts)
-
-
-@dataclass(frozen=True)
-class Flagged:
-    """GPU series (by UUID, else node+gpu) the prefilter found worth an edge query, per metric."""
-
-    by_metric: Mapping[str, tuple[str, ...]]
-
-    def uuids(self, metric: str) -> tuple[str, ...]:
-        return self.by_metric.get(metric, ())
-
-
-def flagged_from(results: Sequence[Mapping[str, Any]]) -> Flagged:
-    found: dict[str, set[str]] = {}
-    for item in results:
-        labels = item.get("metric", {})
-        uuid = labels.get("UUID") or labels.get("uuid")
-        if uuid:
-            found.setdefault(labels.get(METRIC, ""), set()).add(uuid)
-    return Flagged(MappingProxyType({k: tuple(sorted(v)) for k, v in found.items()}))
-
-
-def _gpu_part(sel: Selectors, metric: str, uuids: Sequence[str], offset: str, extra: str = "") -> str:
-    uuid = f"UUID=~{_quote(regex_union(uuids))}"
-    return sel.gpu(re.escape(metric), f"{uuid},{extra}" if extra else uuid, offset)
-
-
-def _change_side(sel: Selectors, flagged: Flagged, offset: str) -> str:
-    parts = []
-    for signal in (s for s in SIGNALS if s.mode is Mode.CHANGE):
-        if signal.where is Where.GPU:
-            uuids = flagged.uuids(signal.metric)
-            if not uuids:
-                continue
-            selector = _gpu_part(sel, signal.metric, uuids, offset)
-            if signal.metric == PRESENCE_METRIC:  # err_code/err_msg change with the value: one series per GPU
-                parts.append(_named(f"max without (err_code, err_msg) ({selector})", signal.metric))
-                continue
-            parts.append(_named(selector))
-        elif sel.pods or signal.where is Where.NODE:
-            parts.append(_named(sel.where(signal.where, re.escape(signal.metric), signal.match, offset)))
-    return "(" + " or ".join(parts) + ")" if parts else ""
-
-
-def change_queries(sel: Selectors, flagged: Flagged, step: int) -> tuple[str, str] | None:
-    """Range queries for CHANGE edges: the new values, and the values just before, at the same points."""
-    now, before = _change_side(sel, flagged, ""), _change_side(sel, flagged, f" offset {step}s")
-    if not now:
-        return None
-    return f"{now} != {before}", f"{before} != {now}"
-
-
-def _rise_side(sel: Selectors, flagged: Flagged, step: int, shift: int) -> str:
-    offset = f" offset {shift}s" if shift else ""
-    parts = []
-    for signal in (s for s in SIGNALS if s.mode is Mode.RISE):
-        if signal.where is Where.GPU:
-            uuids = flagged.uuids(signal.metric)
-            if uuids:
-                parts.append(_named(f"{_gpu_part(sel, signal.metric, uuids, offset)} > {signal.threshold}"))
-        elif sel.pods or signal.where is Where.NODE:
-            selector = sel.where(signal.where, re.escape(signal.metric), signal.match, offset)
-            parts.append(_named(f"{selector} > {signal.threshold}"))
-    parts.extend(_derived_parts(sel, flagged, shift))
-    return "(" + " or ".join(parts) + ")" if parts else ""
-
-
-def _derived_parts(sel: Selectors, flagged: Flagged, shift: int) -> list[str]:
-    parts = []
-    uuids = flagged.uuids(UTIL_COLLAPSE)
-    if uuids:
-        recent = _gpu_part(sel, "DCGM_FI_DEV_GPU_UTIL", uuids, "")
-        recent_window = f"[{UTIL_RECENT_S:g}s]" + (f" offset {shift}s" if shift else "")
-        before_window = f"[{UTIL_BEFORE_S:g}s] offset {UTIL_BEFORE_OFFSET_S + shift:g}s"
-        condition = (
-            f"(avg_over_time({recent}{recent_window}) <= {UTIL_LOW}) "
-            f"and (avg_over_time({recent}{before_window}) >= {UTIL_HIGH})"
-        )
-        parts.append(_named(f"({condition}) * 0 + 1", UTIL_COLLAPSE))
-    uuids = flagged.uuids(FB_NEAR_FULL)
-    if uuids:
-        offset = f" offset {shift}s" if shift else ""
-        for model, threshold in _fb_models(flagged):
-            used = _gpu_part(sel, "DCGM_FI_DEV_FB_USED", uuids, offset, f"modelName={_quote(model)}")
-            parts.append(_named(f"{used} >= {threshold}", FB_NEAR_FULL))
+    if "DCGM_FI_DEV_FB_USED" in have:
+        for model in sorted(set(models)):
+            threshold = fb_threshold_mib(model)
+            if threshold is not None:
+                fb = sel.gpu("DCGM_FI_DEV_FB_USED", f"modelName={quote(model)}")
+                parts.append(f"group by (UUID) (max_over_time({fb}[{window}]) >= {threshold:g})")
     return parts
 
 
-def _fb_models(flagged: Flagged) -> list[tuple[str, float]]:
-    models = flagged.by_metric.get("models", ())
-    return [(m, t) for m in models if (t := fb_threshold_mib(m)) is not None]
+@dataclass(frozen=True)
+class Flags:
+    uuids: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, results: Iterable[Mapping[str, Any]]) -> Flags:
+        uuids, nodes = set(), set()
+        for item in results:
+            labels = item.get("metric", {})
+            if labels.get("UUID"):
+                uuids.add(labels["UUID"])
+            if labels.get("node"):
+                nodes.add(labels["node"])
+        return cls(tuple(sorted(uuids)), tuple(sorted(nodes)))
 
 
-def rise_query(sel: Selectors, flagged: Flagged, step: int) -> str | None:
-    now, before = _rise_side(sel, flagged, step, 0), _rise_side(sel, flagged, step, step)
-    return f"{now} unless {before}" if now else None
+# --- collection: round 2, edges ------------------------------------------------------------------------------------
+
+
+def _families(where: Where, mode: Mode, present: Iterable[str]) -> list[Signal]:
+    have = set(present)
+    return [s for s in SIGNALS if s.where is where and s.mode is mode and s.metric in have]
+
+
+def _usable(sel: Selectors, where: Where) -> bool:
+    return bool(sel.uuids if where is Where.GPU else sel.pods if where is Where.POD else sel.nodes)
+
+
+def _side(sel: Selectors, signals: Sequence[Signal], where: Where, mode: Mode, offset: str) -> str:
+    """One compact multi-metric selector per threshold, names kept in __metric; joined with ``or``."""
+    groups: dict[float, list[Signal]] = {}
+    for signal in signals:
+        groups.setdefault(signal.threshold if mode is Mode.RISE else 0.0, []).append(signal)
+    parts = []
+    for threshold, members in sorted(groups.items()):
+        extra = 'status=~"true|"' if any(s.match for s in members) else ""
+        selector = named(sel.where(where, _names(members), extra) + offset)
+        if where is Where.GPU and mode is Mode.CHANGE:
+            # dcgm-exporter's err_code/err_msg change with the Xid: one series per GPU and pod
+            selector = f"max without (err_code, err_msg) ({selector})"
+        parts.append(f"({selector} > {threshold:g})" if mode is Mode.RISE else selector)
+    return "(" + " or ".join(parts) + ")"
+
+
+def change_queries(sel: Selectors, present: Sequence[str], step: int) -> list[tuple[str, str]]:
+    """Range queries for CHANGE edges: (the new values, the values just before) at the same points."""
+    pairs = []
+    for where in Where:
+        signals = _families(where, Mode.CHANGE, present)
+        if signals and _usable(sel, where):
+            now = _side(sel, signals, where, Mode.CHANGE, "")
+            before = _side(sel, signals, where, Mode.CHANGE, f" offset {step}s")
+            pairs.append((f"({now} != {before})", f"({before} != {now})"))
+    news = chunked_or([n for n, _ in pairs], MAX_QUERY_CHARS // 2)
+    olds = chunked_or([o for _, o in pairs], MAX_QUERY_CHARS // 2)
+    return list(zip(news, olds, strict=True)) if len(news) == len(olds) else [(n, o) for n, o in pairs]
+
+
+def rise_queries(sel: Selectors, present: Sequence[str], step: int, models: Sequence[str]) -> list[str]:
+    """Range queries for RISE edges (``now unless before``), split by group where they would be too long."""
+    parts = []
+    for where in Where:
+        signals = _families(where, Mode.RISE, present)
+        if signals and _usable(sel, where):
+            now = _side(sel, signals, where, Mode.RISE, "")
+            before = _side(sel, signals, where, Mode.RISE, f" offset {step}s")
+            parts.append(f"({now} unless {before})")
+    for now, before in zip(_derived(sel, present, 0, models), _derived(sel, present, step, models), strict=True):
+        parts.append(f"({now} unless {before})")
+    return chunked_or(parts)
+
+
+def _derived(sel: Selectors, present: Sequence[str], shift: int, models: Sequence[str]) -> list[str]:
+    if not sel.uuids:
+        return []
+    parts = []
+    offset = f" offset {shift}s" if shift else ""
+    if "DCGM_FI_DEV_GPU_UTIL" in present:
+        util = sel.gpu("DCGM_FI_DEV_GPU_UTIL", by_uuid=True)
+        before = f"[{UTIL_BEFORE_S:g}s] offset {UTIL_BEFORE_OFFSET_S + shift:g}s"
+        condition = (
+            f"(avg_over_time({util}[{UTIL_RECENT_S:g}s]{offset}) <= {UTIL_LOW:g}) "
+            f"and (avg_over_time({util}{before}) >= {UTIL_HIGH:g})"
+        )
+        parts.append(named(f"(({condition}) * 0 + 1)", UTIL_COLLAPSE))
+    if "DCGM_FI_DEV_FB_USED" in present:
+        used_parts = []
+        for model in models:
+            threshold = fb_threshold_mib(model)
+            if threshold is not None:
+                used = sel.gpu("DCGM_FI_DEV_FB_USED", f"modelName={quote(model)}", by_uuid=True)
+                used_parts.append(f"({used}{offset} >= {threshold:g})")
+        if used_parts:
+            parts.append(named("(" + " or ".join(used_parts) + ")", FB_NEAR_FULL))
+    return parts
 
 
 # --- answers -> series -------------------------------------------------------------------------------------------
+
+
+def clean(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in labels.items() if k not in ("__name__", METRIC, "__keep")))
 
 
 class SeriesBuilder:
@@ -299,18 +372,14 @@ class SeriesBuilder:
         self._samples: dict[tuple[str, tuple[tuple[str, str], ...]], dict[float, float]] = {}
 
     def add(self, metric: str, labels: Mapping[str, str], at: float, value: float) -> None:
-        clean = tuple(sorted((k, v) for k, v in labels.items() if k not in ("__name__", METRIC)))
-        self._samples.setdefault((metric, clean), {})[at] = value
+        self._samples.setdefault((metric, clean(labels)), {})[at] = value
 
-    def add_result(self, results: Sequence[Mapping[str, Any]], metric: str | None = None) -> None:
-        """Instant (``value``) or range (``values``) results as they are."""
+    def add_last_seen(self, results: Sequence[Mapping[str, Any]]) -> None:
+        """Last-seen answers (a value per point, or one instant value) as one LAST_SEEN sample per series."""
         for item in results:
-            labels = item.get("metric", {})
-            name = metric or labels.get(METRIC) or labels.get("__name__")
-            if not name:
-                continue
-            for at, value in _points(item):
-                self.add(name, labels, at, value)
+            times = [v for _, v in points(item)]
+            if times:
+                self.add(LAST_SEEN, item.get("metric", {}), max(times), max(times))
 
     def add_edges(
         self, results: Sequence[Mapping[str, Any]], step: int, before: Sequence[Mapping[str, Any]] | None
@@ -319,21 +388,19 @@ class SeriesBuilder:
         old: dict[tuple[str, tuple[tuple[str, str], ...], float], float] = {}
         for item in before or ():
             labels = item.get("metric", {})
-            for at, value in _points(item):
-                old[(labels.get(METRIC, ""), tuple(sorted(labels.items())), at)] = value
+            for at, value in points(item):
+                old[(labels.get(METRIC, ""), clean(labels), at)] = value
         for item in results:
             labels = item.get("metric", {})
             name = labels.get(METRIC, "")
             signal = _signal(name)
             if signal is None:
                 continue
-            for at, value in _points(item):
-                if before is None:
-                    previous: float | None = min(signal.threshold, 0.0)
-                else:
-                    previous = old.get((name, tuple(sorted(labels.items())), at))
-                if previous is not None:
-                    self.add(name, labels, at - step, previous)
+            for at, value in points(item):
+                previous = min(signal.threshold, 0.0) if before is None else old.get((name, clean(labels), at))
+                if previous is None:
+                    continue  # VictoriaMetrics answers `a != b` where b has no value at all: not a change
+                self.add(name, labels, at - step, previous)
                 self.add(name, labels, at, value)
 
     def series(self) -> list[Series]:
@@ -350,17 +417,14 @@ def _signal(name: str) -> Signal | None:
     return DERIVED.get(name)
 
 
-def _points(item: Mapping[str, Any]) -> list[tuple[float, float]]:
+def points(item: Mapping[str, Any]) -> list[tuple[float, float]]:
     raw = item.get("values") or ([item["value"]] if "value" in item else [])
-    points = []
+    found = []
     for pair in raw:
         try:
             value = float(pair[1])
         except (TypeError, ValueError, IndexError):
             continue
         if math.isfinite(value):  # NaN (e.g. 0/0) and stale markers are no reading
-            points.append((float(pair[0]), value))
-    return points
-
-
-__all__ = ["LOOKBACK_S", "SeriesBuilder", "pick_step"]
+            found.append((float(pair[0]), value))
+    return found

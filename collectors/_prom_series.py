@@ -21,9 +21,12 @@ from whathappened.model import NodeInfo, PodInfo, TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
 from whathappened.timeutils import from_unix, to_unix
 
-__all__ = ["Series", "discover_from_series", "events_from_series", "sanitize_label", "scope_filter"]
+__all__ = ["LAST_SEEN", "Series", "discover_from_series", "events_from_series", "sanitize_label", "scope_filter"]
 
 SOURCE = ev.SOURCE
+# Last-seen times of dcgm series as the live collector reads them (``max by (...) (timestamp(...))``): the
+# sample's time and value are both the last time a sample was seen. Raw history needs no such series.
+LAST_SEEN = "whathappened:dcgm_last_seen_timestamp_seconds"
 MAX_CANDIDATES = 50
 # Labels dcgm-exporter puts on the Xid gauge that change with its value; without them it is one series.
 _XID_VALUE_LABELS = ("err_code", "err_msg")
@@ -99,7 +102,7 @@ def _pod(
     window_start: float,
 ) -> PodInfo:
     times = [t for s in [*info, *([labels] if labels else [])] for t, _ in s.samples]
-    first, last = (min(times), max(times)) if times else (None, None)
+    last = max(times) if times else None
     latest_info = max(info, key=lambda s: s.samples[-1][0] if s.samples else 0.0, default=None)
     rises = sorted((e.at, e.series.labels.get("phase", "")) for s in phases for e in edges(s, window_start))
     started = next((t for t, p in rises if p == "Running"), None)
@@ -114,7 +117,7 @@ def _pod(
         owner_kind=latest_info.label("created_by_kind") if latest_info else None,
         owner_name=latest_info.label("created_by_name") if latest_info else None,
         phase=rises[-1][1] if rises else None,
-        created=from_unix(first) if first is not None and first > window_start else None,
+        created=from_unix(rises[0][0]) if rises else None,
         started=from_unix(started) if started is not None else None,
         ended=from_unix(ended if ended is not None else last) if (ended is not None or gone) and last else None,
         deleted=from_unix(last) if gone and last is not None else None,
@@ -143,6 +146,8 @@ def scope_filter(scope: Scope) -> tuple[frozenset[str], frozenset[tuple[str, str
 
 
 def _in_scope(series: Series, nodes: frozenset[str], pods: frozenset[tuple[str, str]]) -> bool:
+    if series.name == LAST_SEEN:
+        return series.label(*ev.NODE_LABELS) in nodes
     signal = signal_of(series)
     if signal is None:
         return False
@@ -190,22 +195,36 @@ def events_from_series(series: Iterable[Series], scope: Scope) -> list[TimelineE
     for edge in found:
         events.extend(ev.BUILDERS[edge.series.name](edge, ctx))
     events.extend(_gpus_missing(kept, ctx, start, end))
-    return _dedupe(sorted(events, key=lambda e: (e.at, e.kind, e.summary)))
+    return _dedupe(sorted(events, key=_order))
+
+
+def _order(event: TimelineEvent) -> tuple[object, ...]:
+    subject = event.subject
+    return (
+        event.at,
+        event.kind,
+        subject.namespace or "",
+        subject.pod or "",
+        subject.node or "",
+        subject.gpu or "",
+        event.summary,
+    )
 
 
 def _gpus_missing(series: list[Series], ctx: ev.Context, start: float, end: float) -> list[TimelineEvent]:
     """A GPU whose series stop while other GPUs of its node go on reporting (fallen off the bus, lost)."""
     last: dict[tuple[str, str], tuple[float, Series]] = {}
+    node_last: dict[str, float] = {}
+    # Sparse (live) input says when series were last seen; raw history shows it in the samples themselves.
+    presence = LAST_SEEN if any(s.name == LAST_SEEN for s in series) else PRESENCE_METRIC
     for one in series:
         node, gpu = one.label(*ev.NODE_LABELS), one.label("gpu", "UUID", "uuid")
-        if one.name != PRESENCE_METRIC or not one.samples or node is None or gpu is None:
+        if one.name != presence or not one.samples or node is None:
             continue
         at = one.samples[-1][0]
-        if (node, gpu) not in last or at > last[(node, gpu)][0]:
-            last[(node, gpu)] = (at, one)
-    node_last: dict[str, float] = {}
-    for (node, _), (at, _) in last.items():
         node_last[node] = max(at, node_last.get(node, at))
+        if gpu is not None and ((node, gpu) not in last or at > last[(node, gpu)][0]):
+            last[(node, gpu)] = (at, one)
     out = []
     for (node, _), (at, one) in sorted(last.items()):
         if node_last[node] - at > LOOKBACK_S and start < at <= end:

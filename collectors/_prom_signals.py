@@ -63,7 +63,7 @@ class Signal:
     metric: str
     mode: Mode
     where: Where
-    threshold: float = 0.5  # RISE: the condition is value > threshold
+    threshold: float = 0.5  # RISE: the condition is value > threshold (timestamps and flags alike)
     match: str = ""  # extra PromQL matchers, e.g. 'status="true"'
 
 
@@ -95,18 +95,18 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("kube_pod_status_reason", Mode.RISE, Where.POD),
     Signal("kube_pod_status_disruption_reason", Mode.RISE, Where.POD),
     Signal("kube_pod_status_unschedulable", Mode.RISE, Where.POD),
-    Signal("kube_pod_deletion_timestamp", Mode.RISE, Where.POD, 0.0),
+    Signal("kube_pod_deletion_timestamp", Mode.RISE, Where.POD),
     Signal("kube_pod_container_status_terminated_reason", Mode.RISE, Where.POD),
     Signal("kube_pod_container_status_last_terminated_reason", Mode.RISE, Where.POD),
-    Signal("kube_pod_container_status_last_terminated_exitcode", Mode.RISE, Where.POD, -1.0),
-    Signal("kube_pod_container_status_last_terminated_timestamp", Mode.RISE, Where.POD, 0.0),
+    Signal("kube_pod_container_status_last_terminated_exitcode", Mode.RISE, Where.POD, -0.5),
+    Signal("kube_pod_container_status_last_terminated_timestamp", Mode.RISE, Where.POD),
     Signal("kube_pod_container_status_waiting_reason", Mode.RISE, Where.POD),
     Signal("kube_pod_container_status_restarts_total", Mode.CHANGE, Where.POD),
     Signal("kube_node_spec_unschedulable", Mode.CHANGE, Where.NODE),
     Signal("kube_node_status_condition", Mode.CHANGE, Where.NODE, match='status="true"'),
     Signal("kube_node_spec_taint", Mode.RISE, Where.NODE),
     Signal("whathappened_node_maintenance_scheduled", Mode.RISE, Where.NODE),
-    Signal("whathappened_node_maintenance_not_before_timestamp_seconds", Mode.RISE, Where.NODE, 0.0),
+    Signal("whathappened_node_maintenance_not_before_timestamp_seconds", Mode.RISE, Where.NODE),
 )
 BY_METRIC: Mapping[str, Signal] = MappingProxyType({s.metric: s for s in SIGNALS})
 # Derived signals are RISE edges of a computed condition; the server computes them in PromQL.

@@ -13,12 +13,12 @@ secret or a header; URLs are shown without credentials.
 from __future__ import annotations
 
 import gzip
-import json
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -145,23 +145,41 @@ class PrometheusCollector:
         window, step = _duration(query.window.seconds), pq.pick_step(query.window.seconds)
         end = query.window.end
         found = self._instant(pq.pod_labels_query(query.experiment, query.namespace, query.label_keys, window), end)
-        keys = sorted({(r["metric"].get("namespace", ""), r["metric"].get("pod", "")) for r in found})
-        first_q = pq.pod_info_query(keys, query.experiment, query.namespace, window, step, last=False)
-        last_q = pq.pod_info_query(keys, query.experiment, query.namespace, window, step, last=True)
-        first, last = self._parallel([lambda: self._instant(first_q, end), lambda: self._instant(last_q, end)])
-        series = _pod_series(found, first, last)
-        pods = sorted({(s.labels.get("namespace", ""), s.labels.get("pod", "")) for s in series})
-        if pods:
-            builder = pq.SeriesBuilder()
-            sel = pq.Selectors((), tuple(pods))
-            phase = f"{sel.pod('kube_pod_status_phase')} > 0.5 unless {sel.pod('kube_pod_status_phase', offset=f' offset {step}s')} > 0.5"
-            builder.add_edges(self._range(pq._named(phase), query, step), step, None)
-            series.extend(builder.series())
-        discovery = discover_from_series(series, query)
-        if not discovery.pods:
+        keys = sorted({_pod_key(r["metric"]) for r in found})
+        info = self._instant(pq.pod_info_query(keys, query.experiment, query.namespace, window), end)
+        pods = sorted(set(keys) | {_pod_key(r["metric"]) for r in info})
+        if not pods:
             names = self._instant(pq.candidates_query(query.namespace, query.label_keys, window), end)
             candidates = {v for r in names for k, v in r["metric"].items() if k.startswith("label_") and v}
-            discovery = Discovery(candidates=tuple(sorted(candidates))[:50])
+            self._sync()
+            self.detail = "experiment not found in kube-state-metrics history"
+            return Discovery(candidates=tuple(sorted(candidates))[:50])
+        alive, active = self._parallel(
+            [
+                lambda: self._instant(pq.pods_alive_query(pods), end),
+                lambda: self._instant(pq.pods_active_query(pods, _duration(query.window.seconds + pq.LOOKBACK_S)), end),
+            ]
+        )
+        last = {_pod_key(r["metric"]): float(r["value"][1]) for r in alive}
+        vanished = [p for p in pods if p not in last]
+        moving = sorted({_pod_key(r["metric"]) for r in active})
+        work: list[Callable[[], list[dict[str, Any]]]] = []
+        if vanished:
+            selector = pq.Selectors((), tuple(vanished)).pod("kube_pod_info")
+            work.append(lambda: self._range(pq.last_seen_query(selector, "namespace, pod"), query, pq.PRESENCE_STEP_S))
+        if moving:
+            work.append(lambda: self._range(pq.phase_rise_query(moving, step), query, step))
+        answers = self._parallel(work)
+        builder = pq.SeriesBuilder()
+        if vanished:
+            last.update({_pod_key(r["metric"]): max(v for _, v in pq.points(r)) for r in answers[0] if pq.points(r)})
+        if moving:
+            builder.add_edges(answers[-1], step, None)
+        for item in info:
+            builder.add("kube_pod_info", item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), 1.0)
+        for item in found:
+            builder.add("kube_pod_labels", item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), 1.0)
+        discovery = discover_from_series(builder.series(), query)
         self._sync()
         self.detail = f"{len(discovery.pods)} pods found in kube-state-metrics history"
         return discovery
@@ -176,47 +194,80 @@ class PrometheusCollector:
 
     def fetch(self, scope: Scope) -> list[Series]:
         """The sparse series holding every edge in the scope (what export_snapshot writes)."""
-        window, step = _duration(scope.window.seconds + pq.LOOKBACK_S), pq.pick_step(scope.window.seconds)
-        whole = _duration(scope.window.seconds)
+        step = pq.pick_step(scope.window.seconds)
+        window = _duration(scope.window.seconds + pq.LOOKBACK_S)
         end = scope.window.end
-        sel = pq.Selectors(scope.node_names, tuple(p.key for p in scope.pods))
+        nodes, pods = scope.node_names, tuple(p.key for p in scope.pods)
         builder = pq.SeriesBuilder()
-        presence, last_values = self._parallel(
-            [
-                lambda: self._instant(pq.presence_query(sel, whole, step), end),
-                lambda: self._instant(pq.last_value_query(sel, whole), end),
-            ]
+        sel = pq.Selectors(nodes, pods)
+        present, node_refs = self._parallel(
+            [lambda: self._families(sel, scope), lambda: self._instant(self._node_refs(sel), end)]
         )
-        sel = pq.Selectors(sel.nodes, sel.pods, _node_labels(presence, sel.nodes) or pq.DCGM_NODE_LABELS[:1])
-        models = tuple(sorted({r["metric"].get("modelName", "") for r in presence} - {""}))
-        flagged = pq.Flagged({})
-        if presence:
-            flagged = pq.flagged_from(self._instant(pq.gpu_prefilter_query(sel, window, models), end))
-            flagged = pq.Flagged({**flagged.by_metric, "models": models})
-        self._edges(builder, sel, flagged, step, scope)
-        _add_presence(builder, presence, last_values)
+        builder.add_last_seen(node_refs)
+        label = next((k for r in node_refs for k in pq.DCGM_NODE_LABELS if k in r["metric"]), "Hostname")
+        models = tuple(sorted({r["metric"].get("modelName", "") for r in node_refs} - {""}))
+        sel = pq.Selectors(nodes, pods, label)
+        first: list[Callable[[], list[dict[str, Any]]]] = [
+            partial(self._instant, q, end) for q in pq.chunked_or(pq.flag_parts(sel, present, window, models))
+        ]
+        first.append(
+            lambda: (
+                self._instant(pq.gpus_vanished_query(sel, _duration(scope.window.seconds)), end) if node_refs else []
+            )
+        )
+        first.append(lambda: self._instant(pq.pods_active_query(pods, window), end) if pods else [])
+        answers = self._parallel(first)
+        flags = pq.Flags.of(item for answer in answers[:-2] for item in answer)
+        vanished = sorted({r["metric"].get("UUID", "") for r in answers[-2]} - {""})
+        active = tuple(sorted({_pod_key(r["metric"]) for r in answers[-1]}))
+        edges_sel = pq.Selectors(flags.nodes, active, label, flags.uuids)
+        self._edges(builder, edges_sel, present, models, step, scope, vanished)
         self.fetched = builder.series()
         self._sync()
         return self.fetched
 
+    def _families(self, sel: pq.Selectors, scope: Scope) -> list[str]:
+        params = {
+            "match[]": pq.families_match(sel),
+            "start": scope.window.start.timestamp(),
+            "end": scope.window.end.timestamp(),
+        }
+        found = self._call(lambda: self._client.get_label_values("__name__", params=params))
+        return [str(name) for name in found]
+
+    def _node_refs(self, sel: pq.Selectors) -> str:
+        return " or ".join(
+            f"max by ({label}, modelName) (timestamp({pq.Selectors(sel.nodes, (), label).gpu(pq.PRESENCE_METRIC)}))"
+            for label in pq.DCGM_NODE_LABELS
+        )
+
     def _edges(
-        self, builder: pq.SeriesBuilder, sel: pq.Selectors, flagged: pq.Flagged, step: int, scope: Scope
+        self,
+        builder: pq.SeriesBuilder,
+        sel: pq.Selectors,
+        present: Sequence[str],
+        models: Sequence[str],
+        step: int,
+        scope: Scope,
+        vanished: Sequence[str],
     ) -> None:
-        changes = pq.change_queries(sel, flagged, step)
-        rise = pq.rise_query(sel, flagged, step)
+        changes = pq.change_queries(sel, present, step)
+        rises = pq.rise_queries(sel, present, step, models)
         work: list[Callable[[], list[dict[str, Any]]]] = []
-        if changes is not None:
-            work += [
-                lambda: self._range(changes[0], scope.query, step),
-                lambda: self._range(changes[1], scope.query, step),
-            ]
-        if rise is not None:
-            work.append(lambda: self._range(rise, scope.query, step))
+        for new, old in changes:
+            work += [partial(self._range, new, scope.query, step), partial(self._range, old, scope.query, step)]
+        work += [partial(self._range, q, scope.query, step) for q in rises]
+        if vanished:
+            gone = pq.Selectors(sel.nodes, (), sel.node_label, tuple(vanished)).gpu(pq.PRESENCE_METRIC, by_uuid=True)
+            by = f"{sel.node_label}, gpu, UUID, pod, namespace"
+            work.append(lambda: self._range(pq.last_seen_query(gone, by), scope.query, pq.PRESENCE_STEP_S))
         answers = self._parallel(work)
-        if changes is not None:
-            builder.add_edges(answers[0], step, answers[1])
-        if rise is not None:
-            builder.add_edges(answers[-1], step, None)
+        for index in range(len(changes)):
+            builder.add_edges(answers[2 * index], step, answers[2 * index + 1])
+        for answer in answers[2 * len(changes) : 2 * len(changes) + len(rises)]:
+            builder.add_edges(answer, step, None)
+        if vanished:
+            builder.add_last_seen(answers[-1])
 
     def export_snapshot(self, folder: Path) -> Path:
         """prometheus.om.gz (OpenMetrics, second timestamps, # EOF) of what the last collect fetched."""
@@ -231,8 +282,11 @@ class PrometheusCollector:
         return self._call(lambda: self._client.custom_query(expr, params={"time": at.timestamp()}))
 
     def _range(self, expr: str, query: Query, step: int) -> list[dict[str, Any]]:
-        start = query.window.start.timestamp() + step
-        params = {"start": start, "end": query.window.end.timestamp(), "step": f"{step}s"}
+        """From the first grid point after the window start to exactly its end (last samples are never missed)."""
+        end = query.window.end.timestamp()
+        start = end - (query.window.seconds // step) * step
+        start = start if start > query.window.start.timestamp() else start + step
+        params = {"start": start, "end": end, "step": f"{step}s"}
         return self._call(
             lambda: self._client.custom_query_range(
                 expr, query.window.start, query.window.end, f"{step}s", params=params
@@ -267,7 +321,7 @@ class PrometheusCollector:
             return SourceTimeout(message)
         return SourceError(message)
 
-    def _parallel(self, work: Sequence[Callable[[], list[dict[str, Any]]]]) -> list[list[dict[str, Any]]]:
+    def _parallel(self, work: Sequence[Callable[[], Any]]) -> list[Any]:
         if len(work) <= 1 or self._pool_size == 1:
             return [w() for w in work]
         with ThreadPoolExecutor(max_workers=min(self._pool_size, len(work))) as pool:
@@ -310,44 +364,5 @@ def _error_text(response: requests.Response | None) -> str:
     return response.text.strip()[:300]
 
 
-def _node_labels(presence: Sequence[Mapping[str, Any]], nodes: Sequence[str]) -> tuple[str, ...]:
-    """Which node label this dcgm-exporter uses (Hostname before 2026, hostname after, or a relabelled node)."""
-    wanted = set(nodes)
-    used = {label for r in presence for label in pq.DCGM_NODE_LABELS if r["metric"].get(label) in wanted}
-    return tuple(label for label in pq.DCGM_NODE_LABELS if label in used)
-
-
-def _key(labels: Mapping[str, str]) -> str:
-    return json.dumps({k: v for k, v in labels.items() if k not in ("__name__", pq.METRIC)}, sort_keys=True)
-
-
-def _add_presence(
-    builder: pq.SeriesBuilder, presence: Sequence[Mapping[str, Any]], last_values: Sequence[Mapping[str, Any]]
-) -> None:
-    values = {_key(r["metric"]): r["value"][1] for r in last_values}
-    for item in presence:
-        key = _key(item["metric"])
-        try:
-            at, value = float(item["value"][1]), float(values.get(key, "nan"))
-        except (TypeError, ValueError):
-            continue
-        if value == value:  # not NaN
-            builder.add(pq.PRESENCE_METRIC, item["metric"], at, value)
-
-
-def _pod_series(
-    found: Sequence[Mapping[str, Any]], first: Sequence[Mapping[str, Any]], last: Sequence[Mapping[str, Any]]
-) -> list[Series]:
-    """kube_pod_labels / kube_pod_info as two-sample series: first and last time seen in the window."""
-    builder = pq.SeriesBuilder()
-    seen: dict[tuple[str, str], list[float]] = {}
-    for item in (*first, *last):
-        labels = item["metric"]
-        at = float(item["value"][1])
-        builder.add("kube_pod_info", labels, at, 1.0)
-        seen.setdefault((labels.get("namespace", ""), labels.get("pod", "")), []).append(at)
-    for item in found:
-        labels = item["metric"]
-        for at in seen.get((labels.get("namespace", ""), labels.get("pod", "")), []):
-            builder.add("kube_pod_labels", labels, at, 1.0)
-    return builder.series()
+def _pod_key(labels: Mapping[str, str]) -> tuple[str, str]:
+    return (labels.get("namespace", ""), labels.get("pod", ""))
