@@ -1,25 +1,61 @@
-"""The HTML report in headless Chromium: it loads cleanly, fetches nothing, and shows the incident's lanes and events."""
+"""The HTML report in headless Chromium: it loads cleanly, fetches nothing, and shows the incident's lanes and events.
+
+Three shared scenarios go through the library (snapshot collectors, explain, render) with their key events checked
+on their lanes; every shared scenario goes through the CLI's ``--output html --out FILE``; a hand-built report
+carries hostile log lines and GPU utilization samples.
+"""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from whathappened.collectors.snapshot import snapshot_collectors
 
 from tests.fixtures.chromium import Chromium, Tab
-from tests.test_html_render import hostile_report, maintenance_report, oom_report, xid79_report
-from whathappened.model import Report
+from tests.support import SCENARIOS_DIR, Scenario, all_scenarios, load_scenario
+from tests.test_html_render import hostile_report, xid79_report
+from whathappened.explain import explain
+from whathappened.model import Report, Window
 from whathappened.render.html import render_html
+from whathappened.scope import Query
 
 MIN_SCREENSHOT_BYTES = 30_000
+KEY_EVENTS = {
+    "xid79-fallen-off-bus": [
+        '[data-lane="node:gpu-node-19"] [data-kind="gpu-xid"]',
+        '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-2"] [data-kind="cuda-error"]',
+        '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-2"] [data-kind="container-terminated"]',
+        '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-0"] [data-kind="nccl-timeout"]',
+        '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-3"] [data-kind="nccl-timeout"]',
+    ],
+    "maintenance-eviction": [
+        '[data-lane="node:aks-h100pool-28731945-vmss000002"] [data-kind="maintenance-notice"]',
+        '[data-lane="node:aks-h100pool-28731945-vmss000002"] [data-kind="node-cordoned"]',
+        '[data-lane="pod:llama-70b-run7-worker-2"] [data-kind="eviction-api"]',
+        '[data-lane="pod:llama-70b-run7-worker-0"] [data-kind="nccl-error"]',
+    ],
+    "oom-killed": [
+        '[data-lane="node:cpu-pool-d64-7"] [data-kind="kernel-oom"]',
+        '[data-lane="pod:tokenize-pile-shard42-7xk2p"] [data-kind="oom-killed"]',
+        '[data-lane="pod:tokenize-pile-shard42-7xk2p"] [data-kind="container-terminated"]',
+    ],
+}
 
 
-def load(chromium: Chromium, tab: Tab, report: Report, folder: Path) -> Path:
-    page = folder / "report.html"
-    page.write_text(render_html(report), encoding="utf-8")
+def scenario_report(scenario: Scenario) -> Report:
+    collectors, missing = snapshot_collectors(scenario.path)
+    query = Query(
+        experiment=scenario.experiment, namespace=scenario.namespace, window=Window(scenario.start, scenario.end)
+    )
+    return explain(collectors, query, not_configured=missing)
+
+
+def load(tab: Tab, page: Path) -> None:
     tab.open(page.as_uri())
-    assert tab.evaluate("document.documentElement.dataset.ready") == "1"
-    return page
+    assert tab.evaluate("document.documentElement.dataset.ready") == "1"  # the page's script ran to its end
 
 
 def assert_clean(tab: Tab, page: Path) -> None:
@@ -27,86 +63,110 @@ def assert_clean(tab: Tab, page: Path) -> None:
     assert [url for url in tab.requests() if url != page.as_uri()] == []
 
 
-def present(tab: Tab, selectors: list[str]) -> dict[str, int]:
-    return {s: tab.evaluate(f"document.querySelectorAll({s!r}).length") for s in selectors}
+def count(tab: Tab, selector: str) -> int:
+    return tab.evaluate(f"document.querySelectorAll({selector!r}).length")
 
 
-@pytest.mark.parametrize(
-    ("build", "selectors"),
-    [
-        (
-            xid79_report,
-            [
-                '[data-lane="node:gpu-node-19"] [data-kind="gpu-xid"]',
-                '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-2"] [data-kind="cuda-error"]',
-                '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-0"] [data-kind="nccl-timeout"]',
-                '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-0"] [data-util]',
-                "svg .chain .step",
-            ],
-        ),
-        (
-            maintenance_report,
-            [
-                '[data-lane="node:aks-gpu-12345678-vmss000002"] [data-kind="maintenance-notice"]',
-                '[data-lane="node:aks-gpu-12345678-vmss000002"] [data-kind="node-cordoned"]',
-                '[data-lane="pod:llama-70b-run7-worker-2"] [data-kind="eviction-api"]',
-                '[data-lane="pod:llama-70b-run7-worker-1"] [data-kind="nccl-error"]',
-            ],
-        ),
-        (
-            oom_report,
-            [
-                '[data-lane="node:cpu-pool-d64-7"] [data-kind="kernel-oom"]',
-                '[data-lane="pod:tokenize-pile-shard42-7xk2p"] [data-kind="oom-killed"]',
-            ],
-        ),
-    ],
-    ids=["xid79", "maintenance", "oom"],
-)
-def test_report_loads_clean_with_its_key_events(chromium: Chromium, tmp_path: Path, build, selectors) -> None:
-    report = build()
+def write(report: Report, folder: Path) -> Path:
+    page = folder / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    return page
+
+
+@pytest.mark.parametrize("name", sorted(KEY_EVENTS))
+def test_scenario_page_loads_clean_with_its_key_events(chromium: Chromium, tmp_path: Path, name: str) -> None:
+    scenario = load_scenario(SCENARIOS_DIR / name)
+    report = scenario_report(scenario)
+    page = write(report, tmp_path)
     with chromium.tab() as tab:
-        page = load(chromium, tab, report, tmp_path)
+        load(tab, page)
         assert_clean(tab, page)
-        found = present(tab, selectors)
+        found = {s: count(tab, s) for s in KEY_EVENTS[name]}
         assert all(found.values()), found
-        lanes = tab.evaluate("[...document.querySelectorAll('[data-lane]')].map(e => e.dataset.lane)")
-        assert {f"pod:{p.name}" for p in report.pods} <= set(lanes)
+        lanes = tab.evaluate(
+            "[...document.querySelectorAll('svg[data-view=all] [data-lane]')].map(e => e.dataset.lane)"
+        )
+        assert {f"pod:{e['pod']}" for e in scenario.expected} <= set(lanes)
+        assert {f"node:{p.node}" for p in report.pods if p.node} <= set(lanes)
+        root = next(e for e in scenario.expected if e["root"])
+        assert count(tab, f'tr.verdict.role-root[data-pod="{root["pod"]}"]') == 1
+        assert count(tab, "svg[data-view=all] .chain .step") >= 1
         width, height = tab.screenshot(tmp_path / "report.png")
         assert width >= 1200 and height >= 900
         assert (tmp_path / "report.png").stat().st_size > MIN_SCREENSHOT_BYTES
 
 
 def test_hovering_a_marker_shows_its_details(chromium: Chromium, tmp_path: Path) -> None:
+    page = write(scenario_report(load_scenario(SCENARIOS_DIR / "xid79-fallen-off-bus")), tmp_path)
     with chromium.tab() as tab:
-        load(chromium, tab, xid79_report(), tmp_path)
+        load(tab, page)
         assert tab.evaluate("document.getElementById('tip').hidden") is True
         tab.hover('[data-lane="node:gpu-node-19"] [data-kind="gpu-xid"]')
         assert tab.evaluate("document.getElementById('tip').hidden") is False
         text = tab.evaluate("document.getElementById('tip').textContent")
-        assert "GPU has fallen off the bus" in text and "gpu-node-19" in text and "xid=79" in text
+        assert "gpu-xid" in text and "gpu-node-19" in text and "79" in text
 
 
 def test_clicking_a_marker_unfolds_its_raw_payload(chromium: Chromium, tmp_path: Path) -> None:
+    page = write(scenario_report(load_scenario(SCENARIOS_DIR / "xid79-fallen-off-bus")), tmp_path)
+    marker = '[data-lane="node:gpu-node-19"] [data-kind="gpu-xid"]'
     with chromium.tab() as tab:
-        load(chromium, tab, xid79_report(), tmp_path)
-        index = tab.evaluate(
-            'document.querySelector(\'[data-lane="node:gpu-node-19"] [data-kind="gpu-xid"]\').dataset.index'
-        )
+        load(tab, page)
+        index = tab.evaluate(f"document.querySelector({marker!r}).dataset.index")
         assert tab.evaluate(f"document.querySelector('#ev-{index} details').open") is False
-        tab.evaluate(
-            "document.querySelector('[data-lane=\"node:gpu-node-19\"] [data-kind=\"gpu-xid\"]').dispatchEvent(new MouseEvent('click', {bubbles: true}))"
-        )
+        tab.evaluate(f"document.querySelector({marker!r}).dispatchEvent(new MouseEvent('click', {{bubbles: true}}))")
         assert tab.evaluate("location.hash") == f"#ev-{index}"
         assert tab.evaluate(f"document.querySelector('#ev-{index} details').open") is True
+        assert "NVRM" in tab.evaluate(f"document.querySelector('#ev-{index} details pre.raw').textContent")
+
+
+def test_utilization_strip_is_drawn(chromium: Chromium, tmp_path: Path) -> None:
+    page = write(xid79_report(), tmp_path)
+    with chromium.tab() as tab:
+        load(tab, page)
+        assert_clean(tab, page)
+        box = tab.evaluate(
+            "(() => { const r = document.querySelector('[data-util=\"gpt-neox-20b-sweep3-workers-0-0\"] .util-area')"
+            ".getBoundingClientRect(); return [r.width, r.height]; })()"
+        )
+        assert box[0] > 500 and box[1] > 3
 
 
 def test_hostile_log_lines_do_not_run_or_fetch(chromium: Chromium, tmp_path: Path) -> None:
+    page = write(hostile_report(), tmp_path)
     with chromium.tab() as tab:
-        page = load(chromium, tab, hostile_report(), tmp_path)
+        load(tab, page)
         assert_clean(tab, page)
         assert tab.evaluate("typeof window.__pwned") == "undefined"
         assert tab.evaluate("document.querySelectorAll('img').length") == 0
         assert tab.evaluate("document.scripts.length") == 1
         text = tab.evaluate("document.body.innerText")
         assert "<script>window.__pwned=1</script>" in text
+
+
+def cli() -> str:
+    path = Path(sys.executable).parent / "whathappened"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: install the project (make install)")
+    return str(path)
+
+
+@pytest.mark.parametrize("scenario", all_scenarios(), ids=lambda s: s.name)
+def test_cli_writes_a_page_that_renders(chromium: Chromium, tmp_path: Path, scenario: Scenario) -> None:
+    page = tmp_path / "f.html"
+    args = [cli(), scenario.experiment, "--snapshot", str(scenario.path), "-n", scenario.namespace]
+    done = subprocess.run(
+        [*args, *scenario.window_args, "--output", "html", "--out", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    with chromium.tab() as tab:
+        load(tab, page)
+        assert_clean(tab, page)
+        assert tab.evaluate("document.querySelector('h1').dataset.experiment") == scenario.experiment
+        for expected in scenario.expected:
+            assert count(tab, f'[data-lane="pod:{expected["pod"]}"]') >= 1, expected["pod"]
+            assert count(tab, f'tr.verdict[data-pod="{expected["pod"]}"]') == 1, expected["pod"]
+        assert count(tab, "svg[data-view=all] .marker") >= 1

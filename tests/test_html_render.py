@@ -495,7 +495,7 @@ def test_xid79_page_has_lanes_markers_chain_and_verdicts() -> None:
     for kind in ("gpu-xid", "nccl-timeout", "container-terminated", "cuda-error", "checkpoint-saved"):
         assert kind in kinds
     assert 'data-cause="gpu-fallen-off-bus"' in page
-    assert page.count('class="step"') == 4  # the chain's numbered badges
+    assert 'data-chain="4"' in page  # all four steps of the chain are on the picture
     assert 'data-util="gpt-neox-20b-sweep3-workers-0-0"' in page
     assert "57.3 GPU-hours" in page
     assert full.count('<tr class="verdict') == 4
@@ -546,7 +546,7 @@ def test_close_up_only_when_the_root_evidence_is_crowded() -> None:
     close_up = page.split('data-view="focus"')[1].split("</svg>")[0]
     assert 'data-lane="pod:gpt-neox-20b-sweep3-workers-0-2"' in close_up
     assert 'data-lane="pod:gpt-neox-20b-sweep3-workers-0-0"' not in close_up  # nothing of its own near the failure
-    assert close_up.count('class="step"') == 3
+    assert 'data-chain="3"' in close_up
     assert 'data-view="focus"' not in render_html(maintenance_report())  # three minutes fit one picture
 
 
@@ -565,3 +565,36 @@ def test_empty_report_renders() -> None:
     page = render_html(report)
     assert "No failure found" in page
     assert "No pods or nodes to draw" in page
+
+
+def test_pods_on_no_node_get_a_group_lane_and_a_pending_bar() -> None:
+    pods = tuple(PodInfo(f"big-{i}", "lm", created=at(1)) for i in range(2))
+    events = tuple(
+        ev(
+            1.5 + i,
+            Kind.FAILED_SCHEDULING,
+            "0/64 nodes are available: 64 Insufficient nvidia.com/gpu.",
+            "kubernetes",
+            pod=p.name,
+        )
+        for i, p in enumerate(pods)
+    )
+    verdicts = tuple(
+        Verdict(p.name, "lm", None, "unschedulable", "scheduling", False, None, None, 0.9, "never scheduled", (i,))
+        for i, p in enumerate(pods)
+    )
+    report = Report("big", "lm", Window(T0, at(60)), SOURCES, pods, (), events, verdicts)
+    page = render_html(report)
+    assert hooks(whole_picture(page), "data-lane") == ["unscheduled", "pod:big-0", "pod:big-1"]
+    assert page.count('class="life pending"') == 2
+    assert "No failure found" not in page and "does not decide" in page
+
+
+def test_chain_steps_that_share_a_spot_share_a_badge() -> None:
+    page = whole_picture(render_html(xid79_report()))
+    steps = hooks(page, "data-step")
+    assert sorted(int(s) for group in steps for s in group.split()) == [1, 2, 3, 4]
+    from whathappened.render.html_svg import _steps_text
+
+    assert _steps_text([1, 3, 4, 5, 6, 7]) == "1,3–7"
+    assert _steps_text([2]) == "2"

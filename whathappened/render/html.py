@@ -180,22 +180,28 @@ def _picture(report: Report, lanes: Lanes) -> str:
 def _verdicts(verdicts: Sequence[Verdict], timeline: Sequence[TimelineEvent], shown: set[int]) -> str:
     if not verdicts:
         return '<section id="verdicts"><h2>Verdicts</h2><p class="muted">No pod ended in the window.</p></section>'
-    rows = []
-    for v in verdicts:
-        evidence = " ".join(_chip(i, timeline, shown) for i in v.evidence if 0 <= i < len(timeline))
-        rows.append(
-            f'<tr class="verdict role-{role_class(v)}" data-pod="{attr(v.pod)}" data-cause="{attr(v.cause)}">'
-            f"<td>{attr(v.pod)}</td><td>{attr(v.node or '')}{attr(f' · GPU {v.gpu}' if v.gpu is not None else '')}</td>"
-            f'<td><b>{attr(title_of(v.cause))}</b><br><code class="code">{attr(v.cause)}</code></td>'
-            f"<td>{attr(role(v))}</td><td>{attr(v.category)}</td><td>{'yes' if v.retryable else 'no'}</td>"
-            f'<td class="num">{v.confidence:.0%}</td><td>{attr(v.summary)}</td><td class="chips">{evidence}</td></tr>'
-        )
-    head = "".join(
-        f"<th>{h}</th>" for h in ("pod", "node", "cause", "role", "category", "retry", "conf.", "summary", "evidence")
-    )
+    rows = "".join(_verdict_row(v, timeline, shown) for v in verdicts)
+    head = "".join(f"<th>{h}</th>" for h in ("pod", "cause", "role", "conf.", "summary", "evidence"))
     return (
         '<section id="verdicts"><h2>Verdicts</h2><div class="scroll"><table class="verdicts">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div></section>"
+        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
+    )
+
+
+def _verdict_row(v: Verdict, timeline: Sequence[TimelineEvent], shown: set[int]) -> str:
+    evidence = " ".join(_chip(i, timeline, shown) for i in v.evidence if 0 <= i < len(timeline))
+    place = " · ".join(p for p in (v.node, f"GPU {v.gpu}" if v.gpu is not None else None) if p)
+    if v.root is False:
+        who = "collateral" + (f'<span class="small">of {attr(v.caused_by)}</span>' if v.caused_by else "")
+    else:
+        who = attr(role(v))
+    return (
+        f'<tr class="verdict role-{role_class(v)}" data-pod="{attr(v.pod)}" data-cause="{attr(v.cause)}">'
+        f'<td class="pod"><b>{attr(v.pod)}</b><span class="small">{attr(place)}</span></td>'
+        f'<td><b>{attr(title_of(v.cause))}</b> <code class="code">{attr(v.cause)}</code>'
+        f'<span class="small">{attr(v.category)} · {"retryable" if v.retryable else "not retryable"}</span></td>'
+        f'<td class="role">{who}</td><td class="num">{v.confidence:.0%}</td>'
+        f'<td class="summary">{attr(v.summary)}</td><td class="chips">{evidence}</td></tr>'
     )
 
 

@@ -156,8 +156,8 @@ _TAGS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Lane:
-    key: str  # the DOM hook: "node:NAME", "pod:NAME" or "cluster"
-    kind: str  # "node" | "pod" | "cluster"
+    key: str  # the DOM hook: "node:NAME", "pod:NAME", "unscheduled" or "cluster"
+    kind: str  # "node" | "pod" | "group" (the header over pods on no node) | "cluster"
     name: str
     node: str | None = None
     pod: PodInfo | None = None
@@ -235,7 +235,9 @@ def _ordered(
     for node in sorted(nodes):
         lanes.append(Lane(f"node:{node}", "node", node, node=node, events=tuple(placed.get(f"node:{node}", ()))))
         lanes += [_pod_lane(name, node, pods, verdicts, placed, utilization) for name in sorted(by_node.get(node, ()))]
-    lanes += [_pod_lane(name, None, pods, verdicts, placed, utilization) for name in sorted(by_node.get(None, ()))]
+    if by_node.get(None):
+        lanes.append(Lane("unscheduled", "group", "not on any node"))
+        lanes += [_pod_lane(name, None, pods, verdicts, placed, utilization) for name in sorted(by_node[None])]
     if placed.get("cluster"):
         lanes.append(Lane("cluster", "cluster", "cluster", events=tuple(placed["cluster"])))
     return lanes
@@ -285,8 +287,9 @@ def _span(report: Report, lanes: Sequence[Lane]) -> tuple[datetime, datetime]:
     if not times:
         return report.window.start, report.window.end
     first, last = min(times), max(times)
-    span = max((last - first).total_seconds(), 120.0)
-    pad = timedelta(seconds=span * 0.04)
+    seconds = (last - first).total_seconds()
+    # A little room on both sides; a burst of seconds still gets a two-minute picture around it.
+    pad = timedelta(seconds=max(seconds * 0.04, (120.0 - seconds) / 2))
     return first - pad, last + pad
 
 
@@ -318,6 +321,8 @@ def focus_lanes(lanes: Lanes, start: datetime, end: datetime) -> Lanes:
 
     kept = {lane.key for lane in lanes.lanes if busy(lane) or (lane.verdict is not None and lane.verdict.root)}
     kept |= {f"node:{lane.node}" for lane in lanes.lanes if lane.key in kept and lane.kind == "pod" and lane.node}
+    if any(lane.key in kept and lane.kind == "pod" and not lane.node for lane in lanes.lanes):
+        kept.add("unscheduled")
     chosen = tuple(lane for lane in lanes.lanes if lane.key in kept)
     return Lanes(chosen, start, end, 0, lanes.categories)
 

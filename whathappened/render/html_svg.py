@@ -181,10 +181,10 @@ def _label(lane: Lane, y: float, label_w: int) -> str:
     room = int((label_w - 16) / CHAR_W)
     name = lane.name if len(lane.name) <= room else "…" + lane.name[-(room - 1) :]
     if lane.kind != "pod":
-        tip = f"{lane.kind} {lane.name}"
+        tip = {"node": f"node {lane.name}", "group": "pods never placed on a node"}.get(lane.kind, "no pod or node")
         return (
             f'<text class="lane-label" x="8" y="{y + NODE_H / 2 + 4}" data-tip="{attr(tip)}">'
-            f"{attr(name if lane.kind == 'cluster' else '▣ ' + name)}</text>"
+            f"{attr('▣ ' + name if lane.kind == 'node' else name)}</text>"
         )
     verdict = lane.verdict
     tip = f"pod {lane.name}" + (f"\nnode {lane.node}" if lane.node else "")
@@ -210,9 +210,11 @@ def _lifetime(lane: Lane, mid: float, scale: Scale) -> str:
     if began is None or ended is None or ended < began:
         return ""
     x0, x1 = scale.x(began), scale.x(ended)
-    tip = f"pod {lane.name}\nran {isoformat(began)} → {isoformat(ended)}"
+    pending = lane.node is None  # never placed on a node: it waited, it did not run
+    tip = f"pod {lane.name}\n{'pending' if pending else 'ran'} {isoformat(began)} → {isoformat(ended)}"
     return (
-        f'<rect class="life" x="{x0}" y="{mid - 5}" width="{max(x1 - x0, 2):.1f}" height="10" rx="3" '
+        f'<rect class="life{" pending" if pending else ""}" x="{x0}" y="{mid - 5}" width="{max(x1 - x0, 2):.1f}" '
+        f'height="10" rx="3" '
         f'data-tip="{attr(tip)}"/>'
     )
 
@@ -298,20 +300,46 @@ def _failure_line(x: float, total: float) -> str:
 
 
 def _chain(chain: Sequence[int], positions: dict[int, tuple[float, float]]) -> str:
-    """The root cause's chain: a dashed path through its markers and a numbered badge on each step."""
+    """The root cause's chain: a dashed path through its markers and numbered badges below them.
+
+    Steps seconds apart share a spot on the picture, so steps that would overlap share one badge ("2–8").
+    """
     points = [(step, positions[i]) for step, i in enumerate(chain, start=1) if i in positions]
     if not points:
         return ""
     path = " ".join(f"{x},{y}" for _, (x, y) in points)
-    badges: list[str] = []
-    placed: list[tuple[float, float]] = []
+    groups: list[tuple[float, float, list[int]]] = []
     for step, (x, y) in points:
-        bx, by = x - 9, y + 11  # below the marker: its tag sits above
-        while any(abs(bx - px) < 15 and abs(by - py) < 15 for px, py in placed):
-            bx -= 15  # steps seconds apart share a spot: line their badges up to the left
-        placed.append((bx, by))
-        badges.append(
-            f'<g class="step" data-step="{step}"><circle cx="{bx}" cy="{by}" r="7"/>'
-            f'<text x="{bx}" y="{by + 3.5}" text-anchor="middle">{step}</text></g>'
-        )
-    return f'<g class="chain" data-chain="{len(points)}"><polyline points="{path}"/>{"".join(badges)}</g>'
+        # Join the badge already on this lane when the two would overlap.
+        near = next((g for g in groups if g[1] == y and abs(g[0] - x) < _badge_width(g[2]) + 10), None)
+        if near is None:
+            groups.append((x, y, [step]))
+        else:
+            near[2].append(step)
+    badges = "".join(_badge(x, y, steps) for x, y, steps in groups)
+    return f'<g class="chain" data-chain="{len(points)}"><polyline points="{path}"/>{badges}</g>'
+
+
+def _steps_text(steps: list[int]) -> str:
+    """1,3,4,5,6 -> "1,3–6": runs of consecutive steps as ranges."""
+    runs: list[list[int]] = []
+    for step in sorted(set(steps)):
+        if runs and step == runs[-1][-1] + 1:
+            runs[-1].append(step)
+        else:
+            runs.append([step])
+    return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
+def _badge_width(steps: list[int]) -> float:
+    return max(14.0, len(_steps_text(steps)) * 6.2 + 6)
+
+
+def _badge(x: float, y: float, steps: list[int]) -> str:
+    text, width = _steps_text(steps), _badge_width(steps)
+    left, top = x - 2 - width, y + 4
+    return (
+        f'<g class="step" data-step="{attr(" ".join(map(str, steps)))}">'
+        f'<rect x="{left:.1f}" y="{top}" width="{width:.1f}" height="14" rx="7"/>'
+        f'<text x="{left + width / 2:.1f}" y="{top + 10.5}" text-anchor="middle">{attr(text)}</text></g>'
+    )
