@@ -1,0 +1,454 @@
+"""The pure Kubernetes parsers on recorded payloads: both Event API shapes and the archived one, the reason
+table, maintenance notices, pods' own timelines, nodes, and discovery from objects."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from whathappened.collectors._kube_parse import (
+    REASONS,
+    discover_from_objects,
+    events_from_objects,
+    node_events,
+    parse_event,
+    parse_node,
+    parse_pod,
+    pod_events,
+    pod_experiment,
+)
+
+from tests.kube_double.store import to_events_v1
+from tests.support import all_scenarios
+from whathappened.kinds import Kind
+from whathappened.model import PodInfo, Severity, Window
+from whathappened.scope import DEFAULT_LABEL_KEYS, Query, Scope
+
+SCENARIOS = {s.name: s for s in all_scenarios()}
+WINDOW = Window(datetime(2026, 11, 20, 6, tzinfo=UTC), datetime(2026, 11, 20, 8, tzinfo=UTC))
+
+
+def recorded(scenario: str, name: str) -> list[dict[str, Any]]:
+    return json.loads((SCENARIOS[scenario].path / "kubernetes" / f"{name}.json").read_text())["items"]
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def node_event(
+    reason: str, message: str, component: str = "kubelet", kind: str = "Node", **extra: Any
+) -> dict[str, Any]:
+    involved = {
+        "kind": kind,
+        "name": "node-a" if kind == "Node" else "w-0",
+        "namespace": None if kind == "Node" else "ml",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": "x.1",
+            "namespace": "default",
+            "uid": f"uid-{reason}",
+            "creationTimestamp": "2026-11-20T07:00:00Z",
+        },
+        "involvedObject": involved,
+        "reason": reason,
+        "message": message,
+        "source": {"component": component, "host": "node-a"},
+        "firstTimestamp": "2026-11-20T07:00:00Z",
+        "lastTimestamp": "2026-11-20T07:00:00Z",
+        "count": 1,
+        "type": extra.pop("type", "Warning"),
+        "eventTime": None,
+        **extra,
+    }
+
+
+# --- events: both API shapes and the archive ---
+
+
+def test_core_v1_maintenance_notice() -> None:
+    raw = next(e for e in recorded("maintenance-eviction", "events") if e["reason"] == "RebootScheduled")
+    event = parse_event(raw)
+    assert event is not None
+    assert (event.kind, event.at, event.subject.node) == (
+        Kind.MAINTENANCE_NOTICE,
+        at("2026-11-20T07:01:00Z"),
+        raw["involvedObject"]["name"],
+    )
+    assert event.attrs["provider"] == "azure"
+    assert event.attrs["event_type"] == "Reboot"
+    assert event.attrs["not_before"] == at("2026-11-20T07:16:00Z")
+    assert event.severity is Severity.WARNING
+
+
+def test_events_k8s_io_shape_gives_the_same_event() -> None:
+    for raw in recorded("maintenance-eviction", "events") + recorded("oom-killed", "events"):
+        core, newer = parse_event(raw), parse_event(to_events_v1(raw))
+        assert core is not None and newer is not None
+        assert core.identity == newer.identity
+        assert core.attrs["count"] == newer.attrs["count"]
+
+
+def test_events_k8s_io_with_event_time_and_series() -> None:
+    raw = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "w-0.abc", "namespace": "ml", "uid": "u1", "creationTimestamp": "2026-11-20T06:59:00Z"},
+        "eventTime": "2026-11-20T07:00:00.123456Z",
+        "series": {"count": 4, "lastObservedTime": "2026-11-20T07:03:00.000001Z"},
+        "reportingController": "kubelet",
+        "reportingInstance": "node-a",
+        "action": "Killing",
+        "reason": "Unhealthy",
+        "regarding": {
+            "kind": "Pod",
+            "namespace": "ml",
+            "name": "w-0",
+            "uid": "p1",
+            "fieldPath": "spec.containers{trainer}",
+        },
+        "note": 'Liveness probe failed: Get "http://10.0.0.1:8080/healthz": context deadline exceeded',
+        "type": "Warning",
+    }
+    event = parse_event(raw)
+    assert event is not None
+    assert event.kind == Kind.PROBE_FAILED and event.attrs["probe"] == "liveness"
+    assert event.at == at("2026-11-20T07:00:00.123456Z")  # eventTime first
+    assert (event.subject.namespace, event.subject.pod, event.subject.container, event.subject.node) == (
+        "ml",
+        "w-0",
+        "trainer",
+        "node-a",
+    )
+    assert event.attrs["count"] == 4
+    assert event.attrs["last_seen"] == at("2026-11-20T07:03:00.000001Z")
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"eventTime": "2026-11-20T07:05:00Z", "lastTimestamp": "2026-11-20T07:04:00Z"}, "2026-11-20T07:05:00Z"),
+        ({"series": {"count": 2, "lastObservedTime": "2026-11-20T07:06:00Z"}}, "2026-11-20T07:06:00Z"),
+        ({"firstTimestamp": "2026-11-20T07:01:00Z", "lastTimestamp": None}, "2026-11-20T07:01:00Z"),
+        ({"firstTimestamp": None, "lastTimestamp": None}, "2026-11-20T07:00:00Z"),  # creationTimestamp
+    ],
+)
+def test_event_time_precedence(fields: dict[str, Any], expected: str) -> None:
+    raw = node_event("NodeNotReady", "Node node-a status is now: NodeNotReady")
+    raw.update(firstTimestamp="2026-11-20T06:00:00Z", lastTimestamp=None)
+    raw.update(fields)
+    event = parse_event(raw)
+    assert event is not None and event.at == at(expected)
+
+
+def test_archived_exporter_event_parses_like_the_api_one() -> None:
+    lines = (SCENARIOS["history-after-deletion"].path / "logs.ndjson").read_text().splitlines()
+    archived = [json.loads(b) for a, b in itertools.pairwise(lines) if "kube-events" in a]
+    assert archived
+    for doc in archived:
+        plain = copy.deepcopy(doc)
+        plain.pop("@timestamp")
+        plain["involvedObject"].pop("labels", None)
+        assert parse_event(doc) is not None
+        assert parse_event(doc).identity == parse_event(plain).identity  # type: ignore[union-attr]
+
+
+# --- the reason table ---
+
+REQUIRED: list[tuple[str, str, str, Kind]] = [
+    ("Killing", "Stopping container pytorch", "Pod", Kind.KILLING),
+    ("Evicted", "The node was low on resource: memory. ", "Pod", Kind.EVICTED),
+    ("Preempted", "Preempted by pod 3c2b-uid on node node-b", "Pod", Kind.PREEMPTED),
+    ("Preempting", "Preempted in order to admit critical pod", "Pod", Kind.PREEMPTED),
+    ("FailedScheduling", "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.", "Pod", Kind.FAILED_SCHEDULING),
+    ("TaintManagerEviction", "Marking for deletion Pod ml/w-0", "Pod", Kind.TAINT_EVICTION),
+    ("NodeNotReady", "Node node-a status is now: NodeNotReady", "Node", Kind.NODE_NOT_READY),
+    ("NodeNotSchedulable", "Node node-a status is now: NodeNotSchedulable", "Node", Kind.NODE_CORDONED),
+    ("NodeSchedulable", "Node node-a status is now: NodeSchedulable", "Node", Kind.NODE_UNCORDONED),
+    ("Rebooted", "Node node-a has been rebooted, boot id: 1b2c", "Node", Kind.NODE_REBOOTED),
+    ("EvictionThresholdMet", "Attempting to reclaim memory", "Node", Kind.NODE_PRESSURE),
+    (
+        "OOMKilling",
+        "Memory cgroup out of memory: Killed process 41232 (python) total-vm:1kB, anon-rss:1kB, file-rss:1kB",
+        "Node",
+        Kind.KERNEL_OOM,
+    ),
+    ("RebootScheduled", "Reboot Scheduled for Fri, 20 Nov 2026 07:16:00 GMT", "Node", Kind.MAINTENANCE_NOTICE),
+    ("FreezeScheduled", "Freeze Scheduled for Fri, 20 Nov 2026 06:55:00 GMT", "Node", Kind.MAINTENANCE_NOTICE),
+    ("RedeployScheduled", "Redeploy Scheduled for Fri, 20 Nov 2026 06:55:00 GMT", "Node", Kind.MAINTENANCE_NOTICE),
+    ("TerminateScheduled", "Terminate Scheduled for Fri, 20 Nov 2026 06:55:00 GMT", "Node", Kind.MAINTENANCE_NOTICE),
+    (
+        "PreemptScheduled",
+        "Preempt Scheduled: Sat, 01 Aug 2026 05:41:02 GMT. EventId: 40B7BD88-C56E-44E4-93F6-75CEDACE2869",
+        "Node",
+        Kind.SPOT_INTERRUPTION,
+    ),
+    (
+        "SpotInterruption",
+        "Spot ITN received. Instance will be interrupted at 2026-11-20T07:12:00Z \n",
+        "Node",
+        Kind.SPOT_INTERRUPTION,
+    ),
+    (
+        "ScheduledEvent",
+        "system-reboot will occur between 21 Jan 2019 09:00:43 GMT and 21 Jan 2019 09:17:23 GMT because scheduled reboot\n",
+        "Node",
+        Kind.MAINTENANCE_NOTICE,
+    ),
+    (
+        "RebalanceRecommendation",
+        "Rebalance recommendation received. Instance will be cordoned at 2026-11-20T07:00:00Z \n",
+        "Node",
+        Kind.REBALANCE_RECOMMENDATION,
+    ),
+    ("CordonAndDrain", "Node successfully cordoned and drained", "Node", Kind.DRAIN),
+    ("ImpendingNodeTermination", "Node is going to be terminated", "Node", Kind.MAINTENANCE_NOTICE),
+    ("RemovingNode", "Removing Node node-a from Controller", "Node", Kind.NODE_DELETED),
+    ("NodeLost", "Node node-a is unresponsive", "Node", Kind.NODE_DELETED),
+    ("DeletingNode", "Deleting node node-a because it does not exist in the cloud provider", "Node", Kind.NODE_DELETED),
+    ("BackOff", "Back-off restarting failed container app in pod w-0_ml(uid)", "Pod", Kind.BACK_OFF),
+    ("BackOff", 'Back-off pulling image "nvcr.io/x:1"', "Pod", Kind.IMAGE_PULL_FAILED),
+    ("Failed", 'Failed to pull image "nvcr.io/x:1": rpc error: not found', "Pod", Kind.IMAGE_PULL_FAILED),
+    ("Failed", "Error: ErrImagePull", "Pod", Kind.IMAGE_PULL_FAILED),
+    ("Failed", "Error: ImagePullBackOff", "Pod", Kind.IMAGE_PULL_FAILED),
+    ("Failed", 'Error: secret "hf-token" not found', "Pod", Kind.CONFIG_ERROR),
+    ("Failed", "Error: CreateContainerConfigError", "Pod", Kind.CONFIG_ERROR),
+    ("FailedMount", 'MountVolume.SetUp failed for volume "data" : configmap "x" not found', "Pod", Kind.CONFIG_ERROR),
+    ("Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 500", "Pod", Kind.PROBE_FAILED),
+    ("DeadlineExceeded", "Job was active longer than specified deadline", "Job", Kind.DEADLINE_EXCEEDED),
+    ("BackoffLimitExceeded", "Job has reached the specified backoff limit", "Job", Kind.DEADLINE_EXCEEDED),
+    ("Completed", "Job completed", "Job", Kind.JOB_COMPLETED),
+    ("SuccessfulDelete", "Deleted pod: w-0", "Job", Kind.POD_DELETED),
+    ("Pulled", 'Successfully pulled image "x"', "Pod", Kind.KUBE_EVENT),
+    ("KernelDeadlock", "task docker:7 blocked for more than 120 seconds.", "Node", Kind.NODE_CONDITION),
+    ("GPUXid", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Node", Kind.GPU_XID),
+]
+
+
+@pytest.mark.parametrize(("reason", "message", "involved", "kind"), REQUIRED, ids=[f"{r[0]}-{r[3]}" for r in REQUIRED])
+def test_reason_table(reason: str, message: str, involved: str, kind: Kind) -> None:
+    event = parse_event(node_event(reason, message, kind=involved))
+    assert event is not None and event.kind == kind
+
+
+def test_notice_attributes() -> None:
+    spot = parse_event(node_event("SpotInterruption", REQUIRED[17][1], component="aws-node-termination-handler"))
+    aws = parse_event(node_event("ScheduledEvent", REQUIRED[18][1]))
+    preempt = parse_event(node_event("PreemptScheduled", REQUIRED[16][1]))
+    gke = parse_event(node_event("ImpendingNodeTermination", "Node is going to be terminated"))
+    assert spot is not None and aws is not None and preempt is not None and gke is not None
+    assert (spot.attrs["provider"], spot.attrs["not_before"]) == ("aws", at("2026-11-20T07:12:00Z"))
+    assert (aws.attrs["event_type"], aws.attrs["not_before"]) == ("system-reboot", at("2019-01-21T09:00:43Z"))
+    assert (preempt.attrs["provider"], preempt.attrs["event_id"]) == ("azure", "40B7BD88-C56E-44E4-93F6-75CEDACE2869")
+    assert preempt.attrs["not_before"] == at("2026-08-01T05:41:02Z")
+    assert gke.attrs["provider"] == "gcp" and "not_before" not in gke.attrs
+
+
+def test_kind_attributes() -> None:
+    oom = parse_event(node_event(*REQUIRED[11][:2]))
+    xid = parse_event(node_event(*REQUIRED[-1][:2]))
+    preempted = parse_event(node_event(*REQUIRED[2][:2], kind="Pod"))
+    evicted = parse_event(node_event(*REQUIRED[1][:2], kind="Pod"))
+    assert oom is not None and (oom.attrs["pid"], oom.attrs["process"]) == (41232, "python")
+    assert xid is not None and (xid.attrs["xid"], xid.attrs["pci"]) == (79, "0000:3b:00")
+    assert preempted is not None and preempted.attrs["by"] == "3c2b-uid"
+    assert evicted is not None and evicted.attrs["resource"] == "memory"
+
+
+def test_reason_table_is_data_over_known_kinds() -> None:
+    assert all(isinstance(row.kind, Kind) for row in REASONS.values())
+    assert {"RebootScheduled", "SpotInterruption", "CordonAndDrain", "OOMKilling"} <= set(REASONS)
+
+
+def test_pod_warning_outside_the_table_is_kept_as_a_warning() -> None:
+    event = parse_event(node_event("FailedCreatePodSandBox", "Failed to create pod sandbox: cni failed", kind="Pod"))
+    assert event is not None and (event.kind, event.severity) == (Kind.KUBE_EVENT, Severity.WARNING)
+
+
+# --- pods ---
+
+
+def test_parse_pod_oom_killed() -> None:
+    pod = parse_pod(recorded("oom-killed", "pods")[0])
+    assert (pod.name, pod.namespace, pod.node, pod.phase) == (
+        "tokenize-pile-shard42-7xk2p",
+        "data",
+        "cpu-pool-d64-7",
+        "Failed",
+    )
+    assert (pod.owner_kind, pod.owner_name) == ("Job", "tokenize-pile-shard42")
+    container = pod.containers[0]
+    assert (container.restarts, container.reason, container.exit_code, container.last_reason) == (
+        3,
+        "OOMKilled",
+        137,
+        "OOMKilled",
+    )
+    assert pod.ended == at("2026-11-20T07:25:00Z")
+    assert pod.sources == frozenset({"kubernetes"})
+
+
+def test_gpus_requested_from_limits() -> None:
+    assert parse_pod(recorded("maintenance-eviction", "pods")[0]).gpus_requested == 8
+
+
+def test_pod_events_oom_current_and_previous() -> None:
+    events = pod_events(recorded("oom-killed", "pods")[0])
+    ooms = sorted((e.at, e.attrs["previous"]) for e in events if e.kind == Kind.OOM_KILLED)
+    assert ooms == [(at("2026-11-20T07:07:00Z"), True), (at("2026-11-20T07:25:00Z"), False)]
+    restarted = next(e for e in events if e.kind == Kind.CONTAINER_RESTARTED)
+    assert restarted.attrs["restarts"] == 3
+
+
+def test_pod_events_eviction_api_disruption() -> None:
+    pod = next(p for p in recorded("maintenance-eviction", "pods") if p["metadata"]["name"].endswith("-2"))
+    kinds = {e.kind: e for e in pod_events(pod)}
+    assert kinds[Kind.DISRUPTION_TARGET].attrs["reason"] == "EvictionByEvictionAPI"
+    assert kinds[Kind.EVICTION_API].at == at("2026-11-20T07:03:00Z")
+    assert kinds[Kind.CONTAINER_TERMINATED].attrs["exit_code"] == 143
+
+
+def test_pod_events_unschedulable() -> None:
+    events = pod_events(recorded("unschedulable", "pods")[0])
+    failed = next(e for e in events if e.kind == Kind.FAILED_SCHEDULING)
+    assert failed.attrs["reason"] == "Unschedulable"
+    assert "Insufficient nvidia.com/gpu" in failed.attrs["message"]
+    assert failed.at == at("2026-11-20T06:10:00Z")
+
+
+def test_pod_events_node_pressure_eviction() -> None:
+    events = pod_events(recorded("node-pressure-eviction", "pods")[0])
+    evicted = next(e for e in events if e.kind == Kind.EVICTED)
+    assert evicted.attrs["resource"] == "memory"
+
+
+def test_deletion_is_placed_when_it_was_asked_for() -> None:
+    pod = copy.deepcopy(recorded("oom-killed", "pods")[0])
+    pod["metadata"].update(deletionTimestamp="2026-11-20T07:30:30Z", deletionGracePeriodSeconds=30)
+    deleted = next(e for e in pod_events(pod) if e.kind == Kind.POD_DELETED)
+    assert (deleted.at, deleted.attrs["grace_seconds"]) == (at("2026-11-20T07:30:00Z"), 30)
+
+
+def test_pod_experiment_first_key_present() -> None:
+    labels = {"job-name": "b", "training.kubeflow.org/job-name": "a"}
+    assert pod_experiment(labels, DEFAULT_LABEL_KEYS) == "a"
+    assert pod_experiment({"other": "x"}, DEFAULT_LABEL_KEYS) is None
+
+
+# --- nodes ---
+
+
+def test_parse_node_providers_and_taints() -> None:
+    azure = parse_node(recorded("maintenance-eviction", "nodes")[2])
+    aws = parse_node(recorded("spot-preemption", "nodes")[0])
+    assert (azure.provider, azure.instance_type, azure.gpu_count, azure.unschedulable, azure.ready) == (
+        "azure", "Standard_ND96isr_H100_v5", 8, True, True,
+    )  # fmt: skip
+    assert azure.taints == ("node.kubernetes.io/unschedulable:NoSchedule",)
+    assert azure.gpu_product == "NVIDIA-H100-80GB-HBM3"
+    assert aws.provider == "aws"
+    gce = parse_node(
+        {
+            "metadata": {"name": "g"},
+            "spec": {
+                "providerID": "gce://p/us-central1-a/g",
+                "taints": [{"key": "k", "value": "v", "effect": "NoExecute"}],
+            },
+        }
+    )
+    assert (gce.provider, gce.taints) == ("gcp", ("k=v:NoExecute",))
+
+
+def test_node_events_maintenance_condition_and_cordon_taint() -> None:
+    node = recorded("maintenance-eviction", "nodes")[2]
+    events = {e.kind: e for e in node_events(node, WINDOW)}
+    notice = events[Kind.MAINTENANCE_NOTICE]
+    assert (notice.at, notice.attrs["provider"], notice.attrs["not_before"]) == (
+        at("2026-11-20T07:01:00Z"), "azure", at("2026-11-20T07:16:00Z"),
+    )  # fmt: skip
+    assert events[Kind.NODE_CORDONED].at == at("2026-11-20T07:02:30Z")
+    assert len(node_events(node, Window(WINDOW.start - timedelta(days=1), WINDOW.start))) == 0
+
+
+def test_node_events_pressure_ready_npd_labels_and_taints() -> None:
+    node = {
+        "metadata": {"name": "n", "labels": {"cloud.google.com/scheduled-maintenance-time": "1795158000"}},
+        "spec": {"taints": [{"key": "aws-node-termination-handler/spot-itn", "value": "spot-itn-1", "effect": "NoSchedule", "timeAdded": "2026-11-20T07:10:00Z"}]},
+        "status": {"conditions": [
+            {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown", "lastTransitionTime": "2026-11-20T07:20:00Z"},
+            {"type": "MemoryPressure", "status": "True", "lastTransitionTime": "2026-11-20T07:05:00Z"},
+            {"type": "KernelDeadlock", "status": "True", "reason": "DockerHung", "lastTransitionTime": "2026-11-20T07:06:00Z"},
+            {"type": "DiskPressure", "status": "False", "lastTransitionTime": "2026-11-20T07:06:00Z"},
+        ]},
+    }  # fmt: skip
+    events = {e.kind: e for e in node_events(node, WINDOW)}
+    assert set(events) == {
+        Kind.NODE_NOT_READY,
+        Kind.NODE_PRESSURE,
+        Kind.NODE_CONDITION,
+        Kind.SPOT_INTERRUPTION,
+        Kind.MAINTENANCE_NOTICE,
+    }
+    assert events[Kind.NODE_PRESSURE].attrs["resource"] == "memory"
+    assert events[Kind.SPOT_INTERRUPTION].attrs["provider"] == "aws"
+    gke = events[Kind.MAINTENANCE_NOTICE]
+    assert (gke.attrs["provider"], gke.attrs["not_before"]) == ("gcp", datetime.fromtimestamp(1795158000, UTC))
+
+
+# --- discovery and the scope's timeline ---
+
+
+def pod(name: str, labels: dict[str, str], owner: str | None = None, namespace: str = "ml") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
+    if owner:
+        meta["ownerReferences"] = [{"kind": "Job", "name": owner, "controller": True}]
+    return {"kind": "Pod", "metadata": meta}
+
+
+def test_discovery_first_key_wins() -> None:
+    objects = [
+        pod("a", {"training.kubeflow.org/job-name": "exp"}),
+        pod("b", {"job-name": "exp"}),
+        pod("c", {"experiment": "other"}),
+    ]
+    found = discover_from_objects(objects, Query("exp", "ml", WINDOW))
+    assert [p.name for p in found.pods] == ["a"]
+    assert set(found.candidates) == {"exp", "other"}
+
+
+def test_discovery_walks_owners_when_no_label_matches() -> None:
+    job = {
+        "kind": "Job",
+        "metadata": {
+            "name": "exp-workers-0",
+            "namespace": "ml",
+            "ownerReferences": [{"kind": "JobSet", "name": "exp"}],
+        },
+    }
+    objects = [
+        job,
+        pod("exp-workers-0-0-x", {}, owner="exp-workers-0"),
+        pod("other", {}, owner="unrelated"),
+        pod("direct", {}, owner="exp"),
+    ]
+    found = discover_from_objects(objects, Query("exp", "ml", WINDOW))
+    assert [p.name for p in found.pods] == ["direct", "exp-workers-0-0-x"]
+    assert discover_from_objects(objects, Query("exp", "elsewhere", WINDOW)).pods == ()
+
+
+def test_scope_timeline_window_slack_and_dedupe() -> None:
+    base = node_event("NodeNotReady", "Node node-a status is now: NodeNotReady")
+    inside = dict(base, lastTimestamp="2026-11-20T08:01:30Z")
+    outside = dict(base, lastTimestamp="2026-11-20T08:03:00Z", metadata=dict(base["metadata"], uid="late"))
+    scope = Scope(Query("exp", "ml", WINDOW), (PodInfo("w-0", "ml", node="node-a"),))
+    events = events_from_objects([], [inside, to_events_v1(inside), outside], [], scope)
+    assert [e.at for e in events] == [at("2026-11-20T08:01:30Z")]
+    unrelated = dict(base, involvedObject={"kind": "Node", "name": "node-z"})
+    assert events_from_objects([], [unrelated], [], scope) == []
