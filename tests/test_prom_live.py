@@ -2,13 +2,16 @@
 
 For each scenario and backend: discovery finds the experiment's pods through kube-state-metrics history, and
 the events the server-side edge queries yield equal what the offline analysis finds in the raw OpenMetrics file
-for the same scope (the snapshot path), timestamps included.
+for the same scope (the snapshot path), timestamps included. The issue's named facts are checked on both.
 """
 
 from __future__ import annotations
 
 import gzip
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
+from pathlib import Path
 
 import pytest
 from whathappened.collectors._openmetrics import parse_openmetrics
@@ -17,18 +20,26 @@ from whathappened.collectors.prometheus import PrometheusCollector
 
 from tests.support import Scenario, all_scenarios
 from whathappened.config import PrometheusSettings
-from whathappened.model import Window
-from whathappened.scope import Query, Scope
+from whathappened.model import TimelineEvent, Window
+from whathappened.scope import Discovery, Query, Scope
 
 SCENARIOS = {s.name: s for s in all_scenarios()}
 BACKENDS = ("prometheus", "victoria")
+_RUNS: dict[tuple[str, str], Run] = {}
+
+
+@dataclass(frozen=True)
+class Run:
+    collector: PrometheusCollector
+    discovery: Discovery
+    scope: Scope
+    events: list[TimelineEvent]
 
 
 @cache
 def recorded(name: str) -> tuple[Series, ...]:
-    series, problems = parse_openmetrics(
-        gzip.decompress((SCENARIOS[name].path / "prometheus.om.gz").read_bytes()).decode()
-    )
+    text = gzip.decompress((SCENARIOS[name].path / "prometheus.om.gz").read_bytes()).decode()
+    series, problems = parse_openmetrics(text)
     assert problems == []
     return tuple(series)
 
@@ -38,33 +49,120 @@ def query_of(scenario: Scenario) -> Query:
 
 
 @pytest.fixture
-def live(request, prometheus_servers, victoria_servers):
-    def make(name: str, backend: str) -> PrometheusCollector:
-        servers = prometheus_servers if backend == "prometheus" else victoria_servers
-        return PrometheusCollector(PrometheusSettings(url=servers.url_for(name)))
+def live(prometheus_servers, victoria_servers):
+    """The collector's discover + collect against one backend, run once per scenario and backend."""
 
-    return make
+    def run(name: str, backend: str) -> Run:
+        if (name, backend) not in _RUNS:
+            servers = prometheus_servers if backend == "prometheus" else victoria_servers
+            collector = PrometheusCollector(PrometheusSettings(url=servers.url_for(name)))
+            query = query_of(SCENARIOS[name])
+            discovery = collector.discover(query)
+            scope = Scope(query, discovery.pods, discovery.nodes)
+            _RUNS[(name, backend)] = Run(collector, discovery, scope, list(collector.collect(scope)))
+        return _RUNS[(name, backend)]
+
+    return run
 
 
-def run(collector: PrometheusCollector, scenario: Scenario):
-    query = query_of(scenario)
-    discovery = collector.discover(query)
-    scope = Scope(query, discovery.pods, discovery.nodes)
-    return discovery, scope, list(collector.collect(scope))
+def at(hhmmss: str) -> datetime:
+    return datetime.fromisoformat(f"2026-11-20T{hhmmss}+00:00").astimezone(UTC)
+
+
+def find(events: list[TimelineEvent], kind: str, **subject: str) -> list[TimelineEvent]:
+    return [e for e in events if e.kind == kind and all(getattr(e.subject, k) == v for k, v in subject.items())]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_live_equals_offline_analysis(live, name: str, backend: str) -> None:
     scenario = SCENARIOS[name]
-    collector = live(name, backend)
-    discovery, scope, events = run(collector, scenario)
+    run = live(name, backend)
     offline = discover_from_series(recorded(name), query_of(scenario))
-    assert [p.name for p in discovery.pods] == [p.name for p in offline.pods]
-    assert {e["pod"] for e in scenario.expected} <= {p.name for p in discovery.pods}
-    assert [(p.node, p.created, p.started, p.ended, p.deleted) for p in discovery.pods] == [
-        (p.node, p.created, p.started, p.ended, p.deleted) for p in offline.pods
-    ]
-    expected = events_from_series(recorded(name), scope)
-    assert [e.identity for e in events] == [e.identity for e in expected]
-    assert collector.requests <= 15
+    assert [p.name for p in run.discovery.pods] == [p.name for p in offline.pods]
+    assert {e["pod"] for e in scenario.expected} <= {p.name for p in run.discovery.pods}
+    facts = [(p.node, p.created, p.started, p.ended, p.deleted, p.phase) for p in run.discovery.pods]
+    assert facts == [(p.node, p.created, p.started, p.ended, p.deleted, p.phase) for p in offline.pods]
+    expected = events_from_series(recorded(name), run.scope)
+    assert [e.identity for e in run.events] == [e.identity for e in expected]
+    assert [dict(e.attrs) for e in run.events] == [dict(e.attrs) for e in expected]
+    assert run.collector.requests <= 30
+    assert run.collector.detail
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_xid_79_on_gpu_5_of_gpu_node_19(live, backend: str) -> None:
+    events = live("xid79-fallen-off-bus", backend).events
+    pod = "gpt-neox-20b-sweep3-workers-0-2"
+    [xid] = find(events, "gpu-xid")
+    assert (xid.at, xid.subject.node, xid.subject.gpu, xid.subject.pod, xid.attrs["xid"]) == (
+        at("06:58:00"),
+        "gpu-node-19",
+        "5",
+        pod,
+        79,
+    )
+    [missing] = find(events, "gpu-missing")
+    assert (missing.subject.node, missing.subject.gpu, missing.subject.pod) == ("gpu-node-19", "5", pod)
+    assert missing.attrs["uuid"] == xid.attrs["uuid"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_maintenance_cordon_and_eviction_reason(live, backend: str) -> None:
+    events = live("maintenance-eviction", backend).events
+    node = "aks-h100pool-28731945-vmss000002"
+    [notice] = find(events, "maintenance-notice", node=node)
+    assert notice.at == at("07:01:00")
+    assert notice.attrs["not_before"] == at("07:16:00")
+    assert (notice.attrs["provider"], notice.attrs["event_type"]) == ("azure", "Reboot")
+    [cordon] = find(events, "node-cordoned")
+    assert (cordon.at, cordon.subject.node) == (at("07:02:30"), node)
+    [disruption] = find(events, "disruption-target")
+    assert disruption.subject.pod == "llama-70b-run7-worker-2"
+    assert disruption.attrs["reason"] == "EvictionByEvictionAPI"
+    assert disruption.at == at("07:03:00")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_deleted_pods_found_through_kube_state_metrics(live, backend: str) -> None:
+    run = live("history-after-deletion", backend)
+    pods = {p.name: p for p in run.discovery.pods}
+    assert sorted(pods) == [f"llama-8b-longctx-r4-worker-{i}" for i in range(3)]
+    assert pods["llama-8b-longctx-r4-worker-0"].deleted == at("06:43:30")
+    assert pods["llama-8b-longctx-r4-worker-0"].node == "aks-h100pool-55102388-vmss000000"
+    assert pods["llama-8b-longctx-r4-worker-0"].ended == at("06:42:00")
+    assert all(p.deleted is not None and p.owner_name == "llama-8b-longctx-r4" for p in pods.values())
+    [notice] = find(run.events, "maintenance-notice")
+    assert (notice.attrs["event_type"], notice.attrs["not_before"]) == ("Freeze", at("06:55:00"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_spot_notice_and_ecc(live, backend: str) -> None:
+    [spot] = find(live("spot-preemption", backend).events, "spot-interruption")
+    assert (spot.attrs["provider"], spot.attrs["not_before"]) == ("aws", at("06:54:00"))
+    ecc = live("ecc-dbe", backend).events
+    [dbe] = find(ecc, "gpu-ecc-dbe")
+    [xid] = find(ecc, "gpu-xid")
+    assert (dbe.subject.pod, dbe.attrs["increase"], xid.attrs["xid"]) == ("mixtral-ft-ablation-b-worker-1", 2.0, 48)
+
+
+def test_snapshot_written_from_a_live_run_gives_the_same_events(live, tmp_path: Path) -> None:
+    run = live("xid79-fallen-off-bus", "prometheus")
+    path = run.collector.export_snapshot(tmp_path)
+    text = gzip.decompress(path.read_bytes()).decode()
+    assert text.endswith("# EOF\n")
+    series, problems = parse_openmetrics(text)
+    assert problems == []
+    assert all(t < 1e10 for s in series for t, _ in s.samples)  # seconds, not milliseconds
+    again = events_from_series(series, run.scope)
+    assert [e.identity for e in again] == [e.identity for e in run.events]
+    assert len(text) < 20_000  # edges only, not the recorded history
+
+
+def test_unknown_experiment_suggests_names(live, prometheus_servers) -> None:
+    scenario = SCENARIOS["oom-killed"]
+    collector = PrometheusCollector(PrometheusSettings(url=prometheus_servers.url_for("oom-killed")))
+    query = Query("tokenize-pile-shard4", scenario.namespace, Window(scenario.start, scenario.end))
+    discovery = collector.discover(query)
+    assert discovery.pods == ()
+    assert "tokenize-pile-shard42" in discovery.candidates
