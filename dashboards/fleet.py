@@ -98,7 +98,7 @@ def _stats() -> list[Panel | Row]:
         Panel("stat", "GPUs reporting", (Query(f"count({gpus})"),), width=6, height=4, options=stat_options()),
         Panel(
             "stat",
-            "Fleet GPU utilization",
+            "Average GPU utilization",
             (Query(f"avg({gpus})"),),
             unit="percent",
             width=6,
@@ -116,7 +116,7 @@ def _stats() -> list[Panel | Row]:
         ),
         Panel(
             "stat",
-            "Nodes with maintenance notices",
+            "Nodes under a maintenance notice",
             (Query(f"count(max by (node) ({q.metric('whathappened_node_maintenance_scheduled')}) > 0) or vector(0)"),),
             width=6,
             height=4,
