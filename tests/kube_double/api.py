@@ -159,6 +159,19 @@ def _view(store: Store, r: Route) -> list[dict[str, Any]]:
     return objects
 
 
+def _narrowed(store: Store, r: Route, params: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The view, cut down first through the involved-object index when the selector names one (speed only)."""
+    selector = params.get("fieldSelector") or ""
+    named = [
+        t.split("=", 1)[1] for t in selector.split(",") if t.startswith(("involvedObject.name=", "regarding.name="))
+    ]
+    if r.resource != "events" or not named or "!" in selector:
+        return _view(store, r)
+    subset = store.events_about(named[0].lstrip("="))
+    narrowed = [o for o in subset if r.namespace is None or o.get("metadata", {}).get("namespace") == r.namespace]
+    return [to_events_v1(o) for o in narrowed] if r.group else narrowed
+
+
 def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str, Any]:
     fields = FIELDS["events.k8s.io" if r.group else r.resource] if r.resource in KINDS else {}
     try:
@@ -166,7 +179,7 @@ def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str,
         wanted = field_selector(params.get("fieldSelector"), fields)
     except SelectorError as exc:
         raise ApiError(400, str(exc)) from exc
-    matched = [o for o in _view(store, r) if labels(o) and wanted(o)]
+    matched = [o for o in _narrowed(store, r, params) if labels(o) and wanted(o)]
     start = 0
     if params.get("continue"):
         token = _decode(params["continue"])

@@ -11,6 +11,7 @@ injected per path with ``faults.add``.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -100,6 +101,15 @@ def _fault_error(fault: Fault, path: str) -> ApiError:
     return ApiError(code, fault.message or default, headers)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up between keep-alive requests is normal; anything else is a double bug.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class KubeDouble:
     """Start with ``start()`` (or as a context manager); ``url`` is the API server address."""
 
@@ -120,8 +130,7 @@ class KubeDouble:
 
     def start(self) -> KubeDouble:
         handler = type("Handler", (_Handler,), {"double": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="kube-double", daemon=True
         )

@@ -128,6 +128,7 @@ class Store:
     namespaces: list[dict[str, Any]]
     logs: LogBook = field(default_factory=LogBook)
     resource_version: str = "1000"
+    _by_involved: dict[str, list[dict[str, Any]]] | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -168,6 +169,15 @@ class Store:
             LogBook.from_ndjson(folder / "logs.ndjson"),
             extra_namespaces,
         )
+
+    def events_about(self, name: str) -> list[dict[str, Any]]:
+        """Events whose involvedObject has this name, in key order (an index built on first use)."""
+        if self._by_involved is None:
+            index: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for event in self.events:
+                index[(event.get("involvedObject") or {}).get("name", "")].append(event)
+            self._by_involved = index
+        return self._by_involved.get(name, [])
 
     def objects(self, resource: str) -> list[dict[str, Any]]:
         return {"pods": self.pods, "events": self.events, "nodes": self.nodes, "namespaces": self.namespaces}[resource]
