@@ -34,7 +34,8 @@ def parse_openmetrics(text: str) -> tuple[list[Series], list[str]]:
     samples: dict[str, list[tuple[float, float]]] = {}
     problems: list[str] = []
     eof = False
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
         if not line or line.startswith("#"):
             if line.startswith("# EOF"):
                 eof = True
@@ -49,7 +50,7 @@ def parse_openmetrics(text: str) -> tuple[list[Series], list[str]]:
         except _Bad as exc:
             _note(problems, f"line {number}: {exc}")
     if not eof and text.strip():
-        _note(problems, f"line {text.count(chr(10)) + 1}: no # EOF at the end (file cut short?)")
+        _note(problems, f"line {len(lines) + 1}: no # EOF at the end (file cut short?)")
     return [_series(keys[k], samples[k]) for k in keys if keys[k] is not None], problems
 
 
@@ -62,18 +63,15 @@ def _note(problems: list[str], what: str) -> None:
 
 def _split(line: str) -> tuple[str, float, float]:
     """``name{labels} value timestamp [# exemplar]`` -> the series text, the value and the time (seconds)."""
-    if "} " in line:
-        cut = line.rfind("} ")
-        if " # {" in line[cut:] or " # " in line[cut + 1 :]:  # an exemplar follows the value
-            exemplar = line.find(" # ", line.find("}") + 1)
-            line = line[:exemplar]
-            cut = line.rfind("} ")
-        key, rest = line[: cut + 1], line[cut + 2 :].split()
+    brace = line.find("{")
+    if brace >= 0:
+        cut = line.rfind("} ") if " # " not in line else _labels_end(line, brace)
+        if cut < 0:
+            raise _Bad("labels are not closed")
+        key, tail = line[: cut + 1], line[cut + 2 :]
     else:
-        parts = line.split()
-        if " # " in line:
-            parts = line[: line.find(" # ")].split()
-        key, rest = parts[0], parts[1:]
+        key, _, tail = line.partition(" ")
+    rest = tail.split(" # ", 1)[0].split()  # an exemplar may follow the value
     if len(rest) != 2:
         raise _Bad("expected a value and a timestamp" if len(rest) == 1 else "cannot split name, value and time")
     try:
@@ -86,6 +84,22 @@ def _split(line: str) -> tuple[str, float, float]:
     if at > 1e11 and "." not in rest[1]:
         at /= 1000.0  # Prometheus text format: integer milliseconds
     return key, value, at
+
+
+def _labels_end(line: str, start: int) -> int:
+    """The index of the brace closing the label set, skipping quoted values (which may hold braces and #)."""
+    quoted = escaped = False
+    for index in range(start + 1, len(line)):
+        char = line[index]
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char == "}" and not quoted:
+            return index
+    return -1
 
 
 def _identity(key: str) -> tuple[str, Mapping[str, str]]:
