@@ -62,6 +62,36 @@ _GPU_COUNTERS: Mapping[str, tuple[Kind, str]] = {
     "DCGM_FI_DEV_THERMAL_VIOLATION": (Kind.GPU_THERMAL, "thermal throttling"),
     "DCGM_FI_DEV_POWER_VIOLATION": (Kind.GPU_POWER_VIOLATION, "power-cap throttling"),
 }
+# dcgm-exporter's own Xid texts (internal/pkg/collector/xid_errors.go) for the Xids that end training runs;
+# its err_msg label carries them too, but that label changes with the value and is merged away.
+XID_TEXT: Mapping[int, str] = {
+    8: "GPU stopped processing",
+    13: "Graphics Engine Exception",
+    31: "GPU memory page fault",
+    43: "GPU stopped processing",
+    45: "Preemptive cleanup, due to previous errors",
+    48: "Double Bit ECC Error",
+    61: "Internal micro-controller breakpoint/warning",
+    62: "Internal micro-controller halt",
+    63: "ECC page retirement or row remapping recording event",
+    64: "ECC page retirement or row remapper recording failure",
+    74: "NVLINK Error",
+    79: "GPU has fallen off the bus",
+    92: "High single-bit ECC error rate",
+    94: "Contained ECC error",
+    95: "Uncontained ECC error",
+    109: "Context Switch Timeout Error",
+    119: "GSP RPC Timeout",
+    120: "GSP Error",
+    121: "C2C Link Error",
+    140: "Unrecovered ECC Error",
+    143: "GPU Initialization Failure",
+    144: "NVLINK: Saw Error",
+    145: "NVLINK: RLW Error",
+    149: "NVLINK: NETIR Error",
+    154: "GPU Recovery Action Changed",
+    155: "NVLINK: SW Defined Error",
+}
 _CAUSE = {"DBE": "dbe", "SBE": "sbe", "PENDING": "pending", "REMAPPED": "row-remap"}
 
 
@@ -147,7 +177,7 @@ def xid(edge: Edge, ctx: Context) -> Iterable[TimelineEvent]:
             return  # the gauge went back to 0: the exporter restarted or the error was cleared
         number = int(edge.value)
     subject = gpu_subject(series, edge.at, ctx)
-    text = series.labels.get("err_msg") or None
+    text = series.labels.get("err_msg") or XID_TEXT.get(number)
     summary = f"Xid {number} on {_gpu_text(subject)}" + (f": {text}" if text else "")
     yield event(
         edge.at, Kind.GPU_XID, summary, subject, series, xid=number, text=text, uuid=series.label("UUID", "uuid")
