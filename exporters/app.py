@@ -94,9 +94,15 @@ def check(
     client: httpx.Client | None = None,
 ) -> PreflightResult:
     """One read of the metadata service and the 60-minute rule; SourceError when it cannot be read."""
-    with client or make_client() as http:
+    # One shot, as an initContainer: it can wait longer than the exporter's poll (Azure's first Scheduled Events
+    # call on a fresh VM is known to be slow while the service switches on).
+    http = client or make_client(httpx.Timeout(10.0, connect=1.0))
+    try:
         name = detect_provider(http, metadata_url) if provider == "auto" else provider
         notices = make_poller(name, http, clock, metadata_url).poll()
+    finally:
+        if client is None:
+            http.close()
     return evaluate(notices, clock(), window)
 
 

@@ -83,6 +83,15 @@ GPU_THROTTLE = MetricSpec(
     "1 while NVML reports this clock throttle reason active.",
 )
 
+# The event_type label values the exporter writes, per provider (readers map them onto kinds):
+#   azure: Scheduled Events EventType verbatim: Freeze, Reboot, Redeploy, Preempt, Terminate
+#   aws:   scheduled event Code verbatim (instance-reboot, system-reboot, system-maintenance, instance-retirement,
+#          instance-stop), "spot-interruption" (event_id spot-itn-<hash>), "rebalance-recommendation"
+#   gcp:   maintenance-event value verbatim (MIGRATE_ON_HOST_MAINTENANCE, TERMINATE_ON_HOST_MAINTENANCE),
+#          "preempted", "upcoming-maintenance"
+SPOT_EVENT_TYPES: frozenset[str] = frozenset({"Preempt", "spot-interruption", "preempted"})
+REBALANCE_EVENT_TYPES: frozenset[str] = frozenset({"rebalance-recommendation"})
+
 EXPORTER_METRICS: tuple[MetricSpec, ...] = (
     MAINTENANCE_SCHEDULED,
     MAINTENANCE_NOT_BEFORE,

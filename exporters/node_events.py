@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from whathappened.exporters import catalog
 from whathappened.exporters._metadata_http import request
 from whathappened.exporters.notices import SPOT_EVENT_TYPES, Clock, Notice
 
@@ -49,7 +50,7 @@ def in_cluster(env: Mapping[str, str] | None = None, account: Path = SERVICE_ACC
 def reason_for(notice: Notice) -> str:
     if notice.event_type in SPOT_EVENT_TYPES:
         return "SpotInterruption"
-    if notice.event_type == "rebalance-recommendation":
+    if notice.event_type in catalog.REBALANCE_EVENT_TYPES:
         return "RebalanceRecommendation"
     return "ScheduledEvent"
 

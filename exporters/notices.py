@@ -12,14 +12,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from whathappened.exporters import catalog
+
 from whathappened.timeutils import isoformat
 
 Clock = Callable[[], datetime]
 
 PROVIDERS = ("azure", "aws", "gcp")
 
-# event_type values that mean the VM itself is being reclaimed (spot / preemptible), per provider.
-SPOT_EVENT_TYPES = frozenset({"Preempt", "spot-interruption", "preempted"})
+# event_type values that mean the VM itself is being reclaimed (spot / preemptible): the catalog holds them.
+SPOT_EVENT_TYPES = catalog.SPOT_EVENT_TYPES
 
 
 @dataclass(frozen=True, slots=True)
