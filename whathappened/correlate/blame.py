@@ -42,7 +42,7 @@ def judge(items: Sequence[tuple[Fate, Finding]], timeline: Sequence[TimelineEven
     root = _root(judged, timeline)
     if root is None:
         return tuple(_without_root(judged))
-    return tuple(_around(j, root) for j in judged)
+    return tuple(_around(j, root, timeline) for j in judged)
 
 
 def root_of(judged: Sequence[Judged]) -> Judged | None:
@@ -60,7 +60,9 @@ def _is_failure(j: Judged) -> bool:
 
 
 def _root(judged: Sequence[Judged], timeline: Sequence[TimelineEvent]) -> Judged | None:
-    failures = [j for j in judged if _is_failure(j)]
+    failures = [j for j in judged if _is_failure(j) and not _torn_down(j, timeline)] or [
+        j for j in judged if _is_failure(j)
+    ]
     if failures:
         earliest = min(failures, key=_first)
         close = [j for j in failures if j.finding.onset <= earliest.finding.onset + SKEW]
@@ -96,11 +98,23 @@ def _remote_exit(event: TimelineEvent) -> bool:
     return bool(event.attrs.get("remote")) or "remote process exited" in text_of(event)
 
 
-def _around(j: Judged, root: Judged) -> Judged:
+def _torn_down(j: Judged, timeline: Sequence[TimelineEvent]) -> bool:
+    """Stopped by its Job controller because the backoff limit (or a failure policy) was used up."""
+    if j.finding.cause != "deadline-exceeded" or j.finding.trigger is None:
+        return False
+    reason = str(timeline[j.finding.trigger].attrs.get("reason") or "").lower()
+    return reason in ("backofflimitexceeded", "podfailurepolicy")
+
+
+def _around(j: Judged, root: Judged, timeline: Sequence[TimelineEvent]) -> Judged:
     if j is root:
         return replace(j, root=True)
     code = j.finding.cause
     after = root.finding.onset - SKEW <= j.fate.ended <= root.finding.onset + REACH
+    soon_after = root.finding.onset - SKEW <= j.fate.ended <= root.finding.onset + TEARDOWN_REACH
+    if _torn_down(j, timeline) and soon_after:
+        # its controller stopped it because the root's failure used up the Job's backoff limit
+        return _collateral(j, root, convert=True)
     if _is_failure(j):
         weaker = cause(code).tier < cause(root.finding.cause).tier
         if weaker and after and j.finding.onset > root.finding.onset - SKEW:
@@ -109,8 +123,8 @@ def _around(j: Judged, root: Judged) -> Judged:
         return replace(j, root=True)
     if code == "completed":
         return replace(j, root=False)
-    if code == "deleted" and j.fate.ended > root.finding.onset + TEARDOWN_REACH:
-        return j  # stopped long after the failure: not its teardown
+    if code == "deleted" and not soon_after:
+        return j  # stopped long before or after the failure: not its teardown
     if not after:
         return j
     return _collateral(j, root, convert=not cause(code).reaction)

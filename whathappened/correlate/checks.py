@@ -153,11 +153,17 @@ def never_scheduled(case: Case, rule: Rule) -> Finding | None:
 
 
 def job_deadline(case: Case, rule: Rule) -> Finding | None:
+    """The pod's Job hit its deadline or backoff limit and its controller stopped the pod: a pod that had died
+    on its own before that (and so used up the backoff limit) keeps its own cause."""
     owner = case.fate.pod.owner_name
     hits = case.find(rule.kinds, rule.on, rule.before, rule.after)
     if owner:
         hits = tuple(i for i in hits if owner.lower() in text_of(case.event(i)))
-    return found(case, rule, hits) if hits else None
+    if not hits:
+        return None
+    since = min(case.event(i).at for i in hits) - SKEW
+    stops = tuple(i for i in case.find(STOPS, POD, BURST, SKEW) if case.event(i).at >= since)
+    return found(case, rule, hits, stops) if stops else None
 
 
 def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:

@@ -146,7 +146,8 @@ def _waiting(pod: PodInfo, node: str | None, events: Sequence[TimelineEvent], en
 
 def _ended(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
     terminal = [e for e in events if _is_terminal(e)]
-    if pod.phase == "Running" and not _down_at_the_end(events, terminal):
+    gone = pod.deleted is not None or pod.ended is not None  # its series or its object vanished
+    if pod.phase == "Running" and not gone and not _down_at_the_end(events, terminal):
         return None  # it died and came back (or never died): still running at the end
     finished = _container_end(pod)
     if terminal:
@@ -155,7 +156,7 @@ def _ended(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
         return min(first, finished) if finished is not None and finished >= last - BURST else first
     if finished is not None and pod.phase in ("Failed", "Succeeded"):
         return finished
-    if pod.phase == "Running":
+    if pod.phase == "Running" and not gone:
         return None
     fallback = [t for t in (pod.ended, pod.deleted) if t is not None]
     if fallback:
