@@ -68,6 +68,7 @@ class KubernetesCollector:
     ) -> None:
         self.requests = 0
         self.detail = ""
+        self.request_log: list[str] = []  # "list pods in namespace research: 200", for --debug (no secrets)
         self.namespace = namespace
         self._settings = settings or Settings()
         self._core = client.CoreV1Api(api_client)
@@ -285,8 +286,10 @@ class KubernetesCollector:
                 response = fetch(
                     *args, _preload_content=False, _request_timeout=(min(remaining, 10.0), remaining), **kwargs
                 )
+                self.request_log.append(f"{call.describe()}: {response.status}")
                 return json.loads(response.data) if decode else response.data
             except ApiException as error:
+                self.request_log.append(f"{call.describe()}: {error.status}")
                 wait = retry_after(error.headers)
                 if error.status == 429 and wait < (self._deadline or 0.0) - self._clock():
                     self._sleep(wait)  # the server asked us to wait this long
@@ -299,6 +302,7 @@ class KubernetesCollector:
                     raise _Absent() from None
                 raise status_error(int(error.status or 0), call) from None
             except urllib3.exceptions.HTTPError as error:
+                self.request_log.append(f"{call.describe()}: {_transport_kind(error)}")
                 raise transport_error(_transport_kind(error), call, self._server) from None
 
 

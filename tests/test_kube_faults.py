@@ -4,6 +4,7 @@ and never a credential: 401/403 forbidden, 404 namespace, 429 retried after Retr
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,26 @@ def test_server_error_is_a_failure(session: KubeSession) -> None:
     result = gather([collector(session.kubeconfig)], query(), deadline_s=5)
     assert result.sources[0].status == SourceStatus.FAILED
     assert result.sources[0].detail == "API server answered 500 while trying to list nodes at cluster scope"
+
+
+def test_no_kubeconfig_is_not_configured(tmp_path: Path) -> None:
+    with pytest.raises(SourceError) as caught:
+        build_api_client(KubernetesSettings(kubeconfig=str(tmp_path / "absent"), in_cluster=False))
+    assert caught.value.status == "not_configured"
+
+
+def test_unknown_context_fails_clearly(session: KubeSession) -> None:
+    with pytest.raises(SourceError) as caught:
+        build_api_client(KubernetesSettings(kubeconfig=str(session.kubeconfig), context="nope"))
+    assert caught.value.status == "failed"
+    assert TOKEN not in str(caught.value)
+
+
+def test_kubeconfig_path_list_is_merged_as_kubectl_does(session: KubeSession, tmp_path: Path) -> None:
+    paths = os.pathsep.join([str(tmp_path / "absent"), str(session.kubeconfig)])
+    api_client, namespace = build_api_client(KubernetesSettings(kubeconfig=paths))
+    assert namespace == SCENARIO.namespace
+    c = KubernetesCollector(api_client, namespace, Settings())
+    assert len(c.discover(query()).pods) == 4
+    assert c.request_log[0] == "list pods in namespace research: 200"
+    assert all(TOKEN not in line for line in c.request_log)
