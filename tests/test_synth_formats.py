@@ -53,7 +53,7 @@ def test_demo_incidents_stay_small() -> None:
 
 
 @pytest.mark.parametrize(
-    "folder", [DEMOS_DIR / "demo-gpu-fell-off-the-bus", SCENARIOS_DIR / "guard-clock-skew"], ids=lambda p: p.name
+    "folder", [DEMOS_DIR / "gpu-xid79-nccl", SCENARIOS_DIR / "guard-clock-skew"], ids=lambda p: p.name
 )
 def test_promtool_loads_the_openmetrics(folder: Path, tmp_path: Path) -> None:
     promtool = require_binary("promtool")

@@ -28,8 +28,8 @@ SCENARIOS: dict[str, Story] = {
 }
 
 DEMOS: dict[str, Story] = {
-    "demo-gpu-fell-off-the-bus": demo.xid79_nccl,
-    "demo-host-maintenance": demo.aws_maintenance,
+    "gpu-xid79-nccl": demo.xid79_nccl,
+    "host-maintenance-drain": demo.aws_maintenance,
 }
 
 DEFAULT_SEED = 20261120

@@ -25,7 +25,7 @@ _SMALL = DcgmStyle(fields=("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS", "DC
 
 def xid79_nccl(ids: Ids) -> Recording:
     s = Setup(
-        "demo-gpu-fell-off-the-bus",
+        "gpu-xid79-nccl",
         "GPU 3 of one node falls off the bus (Xid 79); its rank dies with a CUDA error and the other "
         "ranks hit the NCCL watchdog timeout ten minutes later.",
         "llama-70b-pretrain-r9",
@@ -60,7 +60,7 @@ def xid79_nccl(ids: Ids) -> Recording:
 
 def aws_maintenance(ids: Ids) -> Recording:
     s = Setup(
-        "demo-host-maintenance",
+        "host-maintenance-drain",
         "AWS schedules a system reboot for one p5 instance; node-termination-handler cordons and drains it, "
         "its rank is evicted and the others fail on NCCL.",
         "mixtral-8x22b-cpt-r3",

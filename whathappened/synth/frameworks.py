@@ -292,7 +292,6 @@ def make_pods(
     gpus: int = 8,
     image: str = PYTORCH_IMAGE,
     command: list[str] | None = None,
-    on_gpu_nodes: int | None = None,
 ) -> list[Pod]:
     """One pod per node in order (a launcher or head without GPUs goes on the first node when the framework has one)."""
     shapes = FRAMEWORKS[framework](ids, exp, len(nodes))
@@ -333,7 +332,6 @@ def make_pods(
                 priority=100000 if framework != "raycluster" else 1000,
             )
         )
-    del on_gpu_nodes
     return pods
 
 
