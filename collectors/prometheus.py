@@ -21,7 +21,7 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
@@ -82,18 +82,23 @@ def make_client(
         headers["Authorization"] = f"Bearer {token}"
     traffic = _Traffic()
     session.hooks["response"].append(traffic.hook)
+    url, user, password = _split_credentials(settings.url)
     auth = (settings.username, settings.password.reveal() if settings.password else "") if settings.username else None
+    if auth is None and user and not token:
+        auth = (user, password)  # credentials written into the URL, as curl would take them
+    # Queries are reads: retrying a POST once on a gateway error is safe.
     retry = Retry(
         total=1,
         connect=1,
-        read=0,
+        read=False,  # a read timeout is the answer: report it, do not wait twice
         status=1,
         backoff_factor=0.2,
         status_forcelist=(502, 503, 504),
+        allowed_methods=frozenset({"GET", "POST"}),
         raise_on_status=False,
     )
     client = PrometheusConnect(
-        url=settings.url.rstrip("/"),
+        url=url,
         headers=headers,
         disable_ssl=not verify_tls,
         retry=retry,
@@ -103,6 +108,13 @@ def make_client(
         method="POST",
     )
     return client, traffic
+
+
+def _split_credentials(url: str) -> tuple[str, str, str]:
+    """The URL without user:password, and those (URL-decoded): no request or message carries them in the URL."""
+    parts = urlsplit(url.rstrip("/"))
+    bare = public_url(url).rstrip("/") + (f"?{parts.query}" if parts.query else "")
+    return bare, unquote(parts.username or ""), unquote(parts.password or "")
 
 
 def public_url(url: str) -> str:
