@@ -243,11 +243,20 @@ def _gpu_panels() -> list[Panel | Row]:
     ]
 
 
+# kube-state-metrics v2 exports no pod labels unless allowed; this is the flag that lets the contract's keys through.
+ALLOWLIST_FLAG = "--metric-labels-allowlist=pods=[" + ",".join(key for key, _ in q.EXPERIMENT_LABELS) + "]"
+DESCRIPTION = (
+    "One training run's pods, their GPUs, their nodes, and what happened to them. $experiment is resolved through "
+    f"kube_pod_labels: run kube-state-metrics with {ALLOWLIST_FLAG}. GPU panels join dcgm-exporter's pod labels "
+    "(its Kubernetes mode, on by default in the GPU Operator)."
+)
+
+
 def dashboard() -> Dashboard:
     return Dashboard(
         uid=UID,
         title="whathappened · Experiment",
-        description=__doc__.strip().splitlines()[0] if __doc__ else "",
+        description=DESCRIPTION,
         tags=("whathappened", "gpu", "kubernetes"),
         variables=_variables(),
         items=(*_gpu_panels(), *_pod_panels(), *_node_panels()),

@@ -23,7 +23,7 @@ from whathappened.dashboards.promql import EXPERIMENT_LABELS, ksm_label, variabl
 
 from tests.fixtures import _dashboard_series as synth
 from tests.fixtures._grafana_templating import Value, interpolate, many, single
-from tests.fixtures.prometheus import PrometheusServers
+from tests.fixtures.prometheus import PrometheusServers, VictoriaServers
 from tests.support import Scenario, all_scenarios, require_binary
 
 STEP = 120  # Grafana picks the step from the panel width; any step inside the window will do
@@ -373,3 +373,27 @@ def test_label_key_variable_picks_the_key(data: Datasets) -> None:
         wrong = many([label for key, label in EXPERIMENT_LABELS if key != s.label_key])
         assert run(url, gpu, s, label_key=right), name
         assert run(url, gpu, s, label_key=wrong) == [], name
+
+
+def run_all(url: str, s: Scenario) -> dict[str, list[dict[str, Any]]]:
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip([q.id for q in QUERIES], pool.map(lambda q: run(url, q, s), QUERIES), strict=True))
+
+
+@pytest.mark.servers
+def test_every_query_also_runs_on_victoriametrics(victoria_servers: VictoriaServers) -> None:
+    """The second PromQL backend users point Grafana at: every query runs, the named facts come out the same."""
+    xid79 = scenario("xid79-fallen-off-bus")
+    found = run_all(victoria_servers.url_for(xid79.name), xid79)
+    xid = labels(found["experiment.json:panel Xid errors A"])
+    assert [{k: m[k] for k in ("xid", "node", "gpu")} for m in xid] == [
+        {"xid": "79", "node": "gpu-node-19", "gpu": "5"}
+    ]
+    assert {m["pod"] for m in labels(found["experiment.json:panel GPU utilization A"])} == expected_pods(xid79.name)
+
+    maintenance = scenario("maintenance-eviction")
+    url = victoria_servers.url_for(maintenance.name)
+    notices = labels(
+        run(url, find("experiment.json", "panel Maintenance notices on the experiment's nodes A"), maintenance)
+    )
+    assert [(m["node"], m["event_type"]) for m in notices] == [(MAINTENANCE_NODE, "Reboot")]
