@@ -287,7 +287,8 @@ def events_from_objects(
 
 def failed_containers(obj: Mapping[str, Any]) -> Iterable[tuple[str, bool]]:
     """(container, previous) for every container instance of this pod that ended with a non-zero exit."""
-    for status in (obj.get("status") or {}).get("containerStatuses") or []:
+    status_block = obj.get("status") or {}
+    for status in [*(status_block.get("initContainerStatuses") or []), *(status_block.get("containerStatuses") or [])]:
         current = (status.get("state") or {}).get("terminated") or {}
         last = (status.get("lastState") or {}).get("terminated") or {}
         if current.get("exitCode"):

@@ -218,7 +218,8 @@ def get_object(store: Store, r: Route) -> dict[str, Any]:
 
 def _instances(pod: Mapping[str, Any], container: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """The current and previous (lastState.terminated) instance of a container, as their status blocks."""
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    statuses = pod.get("status") or {}
+    for status in (statuses.get("initContainerStatuses") or []) + (statuses.get("containerStatuses") or []):
         if status.get("name") != container:
             continue
         state = status.get("state") or {}
@@ -244,9 +245,11 @@ def _nano(timestamp: str) -> str:
 
 def pod_log(store: Store, r: Route, params: Mapping[str, str]) -> str:
     pod = get_object(store, Route("", "pods", r.namespace, r.name))
-    names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    spec = pod.get("spec") or {}
+    names = [c.get("name") for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
     default = ((pod.get("metadata") or {}).get("annotations") or {}).get("kubectl.kubernetes.io/default-container")
-    container = params.get("container") or (names[0] if len(names) == 1 else default)
+    regular = [c.get("name") for c in spec.get("containers") or []]
+    container = params.get("container") or (regular[0] if len(regular) == 1 else default)
     if not container:
         raise ApiError(400, f"a container name must be specified for pod {r.name}, choose one of: {names}")
     if container not in names:
