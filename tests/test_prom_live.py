@@ -51,6 +51,9 @@ def query_of(scenario: Scenario) -> Query:
 @pytest.fixture
 def live(prometheus_servers, victoria_servers):
     """The collector's discover + collect against one backend, run once per scenario and backend."""
+    if not _RUNS:
+        prometheus_servers.warm(sorted(SCENARIOS))
+        victoria_servers.warm(sorted(SCENARIOS))
 
     def run(name: str, backend: str) -> Run:
         if (name, backend) not in _RUNS:
