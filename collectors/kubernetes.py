@@ -80,6 +80,7 @@ class KubernetesCollector:
         self._nodes: dict[str, dict[str, Any]] = {}
         self._events: list[Mapping[str, Any]] = []
         self._listed_nodes = False
+        self._gone_nodes: set[str] = set()
 
     # --- the Collector protocol ---
 
@@ -102,7 +103,8 @@ class KubernetesCollector:
             self._start()
         self._fetch_nodes(set(scope.node_names))
         self._events = scope_event_objects(self._fetch_events(scope), scope)
-        pods = [o for key, o in self._pods.items() if key in {p.key for p in scope.pods}]
+        wanted = {p.key for p in scope.pods}
+        pods = [o for key, o in self._pods.items() if key in wanted]
         timeline = events_from_objects(pods, self._events, self._nodes.values(), scope, self.name)
         logs, log_note = self._failed_logs(pods, scope)
         nodes = [n for n in scope.node_names if n in self._nodes]
@@ -178,12 +180,14 @@ class KubernetesCollector:
     # --- fetching ---
 
     def _fetch_nodes(self, names: set[str]) -> list[NodeInfo]:
-        missing = {n for n in names if n not in self._nodes}
+        missing = {n for n in names if n not in self._nodes and n not in self._gone_nodes}
         if missing and not self._listed_nodes:
             if len(missing) <= NODE_GET_MAX:
                 for name in sorted(missing):
                     node = self._get_optional(Call("get", "nodes"), self._core.read_node, name)
-                    if node is not None:
+                    if node is None:
+                        self._gone_nodes.add(name)  # deleted (spot reclaim, scale-down): do not ask again
+                    else:
                         self._nodes[name] = node
             else:
                 for node in self._list(Call("list", "nodes"), self._core.list_node, page=BULK_PAGE):

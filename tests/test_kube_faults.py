@@ -19,8 +19,8 @@ from tests.support import Scenario, all_scenarios, free_port
 from whathappened.config import KubernetesSettings, Settings
 from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
 from whathappened.gather import gather
-from whathappened.model import SourceStatus, Window
-from whathappened.scope import Query
+from whathappened.model import PodInfo, SourceStatus, Window
+from whathappened.scope import Query, Scope
 
 SCENARIO = next(s for s in all_scenarios() if s.name == "maintenance-eviction")
 
@@ -144,8 +144,6 @@ def test_slow_answer_is_a_timeout(session: KubeSession) -> None:
     session.faults.add(delay_s=2.0, path="/events", times=1)
     c = collector(session.kubeconfig, deadline_s=0.8)
     discovery = c.discover(query())
-    from whathappened.scope import Scope
-
     with pytest.raises(SourceTimeout) as caught:
         c.collect(Scope(query(), discovery.pods, discovery.nodes))
     assert "events" in no_secret(caught.value) or "deadline" in str(caught.value)
@@ -179,3 +177,17 @@ def test_kubeconfig_path_list_is_merged_as_kubectl_does(session: KubeSession, tm
     assert len(c.discover(query()).pods) == 4
     assert c.request_log[0] == "list pods in namespace research: 200"
     assert all(TOKEN not in line for line in c.request_log)
+
+
+def test_vanished_node_is_asked_for_once(kube_double: Any) -> None:
+    scenario = next(s for s in all_scenarios() if s.name == "oom-killed")
+    session = kube_double(scenario)
+    c = collector(session.kubeconfig)
+    found = c.discover(query(scenario))
+    ghost = PodInfo("tokenize-pile-shard42-ghost", scenario.namespace, node="vanished-node")
+    scope = Scope(query(scenario), (*found.pods, ghost), found.nodes)
+    c.collect(scope)
+    c.collect(scope)
+    node_gets = [(r.path, r.status) for r in session.requests if r.path.startswith("/api/v1/nodes/")]
+    assert node_gets == [("/api/v1/nodes/cpu-pool-d64-7", 200), ("/api/v1/nodes/vanished-node", 404)]
+    assert c.detail.startswith("1 pods, 3 events, 1 nodes")
