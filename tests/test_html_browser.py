@@ -7,8 +7,10 @@ carries hostile log lines and GPU utilization samples.
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,12 @@ KEY_EVENTS = {
 
 
 def scenario_report(scenario: Scenario) -> Report:
+    return _report_of(scenario.name)
+
+
+@functools.cache  # by name: a Scenario holds dicts and does not hash
+def _report_of(name: str) -> Report:
+    scenario = load_scenario(SCENARIOS_DIR / name)
     collectors, missing = snapshot_collectors(scenario.path)
     query = Query(
         experiment=scenario.experiment, namespace=scenario.namespace, window=Window(scenario.start, scenario.end)
@@ -151,16 +159,26 @@ def cli() -> str:
     return str(path)
 
 
+@pytest.fixture(scope="module")
+def cli_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[subprocess.CompletedProcess[str], Path]]:
+    """Every shared scenario through ``whathappened EXP --snapshot DIR ... --output html --out FILE``, a few at once."""
+    folder = tmp_path_factory.mktemp("cli-html")
+
+    def one(scenario: Scenario) -> tuple[subprocess.CompletedProcess[str], Path]:
+        page = folder / f"{scenario.name}.html"
+        args = [cli(), scenario.experiment, "--snapshot", str(scenario.path), "-n", scenario.namespace]
+        # A generous per-source deadline: this checks the page, and the shared test machine can be very busy.
+        args += [*scenario.window_args, "--deadline", "120s", "--output", "html", "--out", str(page)]
+        return subprocess.run(args, capture_output=True, text=True, timeout=120), page
+
+    scenarios = all_scenarios()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip((s.name for s in scenarios), pool.map(one, scenarios), strict=True))
+
+
 @pytest.mark.parametrize("scenario", all_scenarios(), ids=lambda s: s.name)
-def test_cli_writes_a_page_that_renders(chromium: Chromium, tmp_path: Path, scenario: Scenario) -> None:
-    page = tmp_path / "f.html"
-    args = [cli(), scenario.experiment, "--snapshot", str(scenario.path), "-n", scenario.namespace]
-    done = subprocess.run(
-        [*args, *scenario.window_args, "--output", "html", "--out", str(page)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def test_cli_writes_a_page_that_renders(chromium: Chromium, cli_pages, scenario: Scenario) -> None:
+    done, page = cli_pages[scenario.name]
     assert done.returncode == 0, done.stderr
     with chromium.tab() as tab:
         load(tab, page)
