@@ -363,6 +363,9 @@ def clock_skew(ids: Ids) -> Recording:
     rank_crash(rec, bad, t + timedelta(seconds=6), gpu, [msg.cuda_error("unspecified launch failure")])
     assert bad.finished is not None
     bad.finished += timedelta(seconds=skew)  # the kubelet on that node stamps finishedAt with its own clock
+    for event in rec.events:
+        if event.host == node.name:
+            event.at += timedelta(seconds=skew)  # and its events too
     nccl_error_collateral(rec, [pods[0], pods[2]], t + timedelta(seconds=20), bad.rank0 + gpu)
     return expect(
         rec,
