@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from whathappened.config import Settings
-from whathappened.errors import UsageError
+from whathappened.errors import SourceError, UsageError, scrub
 from whathappened.model import SourceReport, SourceStatus
 from whathappened.scope import Collector
 
@@ -37,39 +38,47 @@ def snapshot_sources(folder: Path, settings: Settings, without: Iterable[str] = 
 
 
 def live_sources(settings: Settings, without: Iterable[str] = ()) -> Sources:
+    """The configured live collectors; the namespace defaults to the kubeconfig context's, as kubectl's does."""
     skipped = _check_without(without)
     collectors: list[Collector] = []
     missing: list[SourceReport] = []
     namespace: str | None = None if settings.all_namespaces else settings.namespace
-    if "kubernetes" in skipped:
-        missing.append(SourceReport("kubernetes", SourceStatus.NOT_CONFIGURED, "left out (--without)"))
+    kubernetes = _kubernetes(settings, skipped)
+    if isinstance(kubernetes, SourceReport):
+        missing.append(kubernetes)
     else:
-        from whathappened.collectors import kubernetes
-
-        built = kubernetes.from_settings(settings)
-        if isinstance(built, str):
-            missing.append(SourceReport("kubernetes", SourceStatus.NOT_CONFIGURED, built))
-        else:
-            collectors.append(built)
-            if namespace is None and not settings.all_namespaces:
-                namespace = built.default_namespace
+        collectors.append(kubernetes)
+        if namespace is None and not settings.all_namespaces:
+            namespace = kubernetes.namespace
     if namespace is None and not settings.all_namespaces:
         namespace = "default"
     if "prometheus" in skipped or not settings.prometheus.url:
         reason = "left out (--without)" if "prometheus" in skipped else "no --prometheus-url"
         missing.append(SourceReport("prometheus", SourceStatus.NOT_CONFIGURED, reason))
     else:
-        from whathappened.collectors import prometheus
+        from whathappened.collectors.prometheus import PrometheusCollector
 
-        collectors.append(prometheus.from_settings(settings))
-    if "logs" in skipped or not settings.elasticsearch.url:
+        collectors.append(PrometheusCollector(settings.prometheus, verify_tls=settings.verify_tls))
+    if "logs" in skipped or not (settings.elasticsearch.url or settings.elasticsearch.cloud_id):
         reason = "left out (--without)" if "logs" in skipped else "no --elasticsearch-url"
         missing.append(SourceReport("logs", SourceStatus.NOT_CONFIGURED, reason))
     else:
-        from whathappened.collectors import logs
+        from whathappened.collectors.logs import LogCollector
 
-        collectors.append(logs.from_settings(settings))
+        collectors.append(LogCollector.from_settings(settings.elasticsearch, verify_tls=settings.verify_tls))
     return Sources(tuple(collectors), tuple(missing), namespace)
+
+
+def _kubernetes(settings: Settings, skipped: set[str]) -> Any:
+    """The Kubernetes collector, or the report saying why there is none (a broken kubeconfig is a failure)."""
+    if "kubernetes" in skipped or not settings.kubernetes.enabled:
+        return SourceReport("kubernetes", SourceStatus.NOT_CONFIGURED, "left out")
+    from whathappened.collectors.kubernetes import create_collector
+
+    try:
+        return create_collector(settings)
+    except SourceError as error:
+        return SourceReport("kubernetes", SourceStatus(error.status), scrub(str(error)))
 
 
 def _check_without(names: Iterable[str]) -> set[str]:

@@ -1,0 +1,67 @@
+"""Acceptance from live sources: every scenario loaded into the Kubernetes API double, a real Prometheus and
+osmem-server, explained by the installed CLI as a subprocess; then again with each source left out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.acceptance import own_scenarios, run_cli, scenario_args, verdict_problems
+from tests.fixtures.kube import TOKEN
+from tests.support import Scenario, all_scenarios
+
+SHARED = all_scenarios()
+EVERY = SHARED + own_scenarios()
+
+
+@pytest.fixture
+def live(kube_double, prometheus_servers, search_server):
+    """The CLI arguments that point at live servers loaded with a scenario."""
+
+    def arguments(scenario: Scenario) -> list[str]:
+        kube = kube_double(scenario)
+        prometheus = prometheus_servers.url_for(scenario.name, scenario.path / "prometheus.om.gz")
+        indices = search_server.load_scenario(scenario)
+        return [
+            *scenario_args(scenario),
+            "--kubeconfig",
+            str(kube.kubeconfig),
+            "--prometheus-url",
+            prometheus,
+            "--elasticsearch-url",
+            search_server.url,
+            "--log-index",
+            indices.log_index,
+            "--event-index",
+            indices.event_index,
+        ]
+
+    return arguments
+
+
+def _statuses(document: dict[str, Any]) -> dict[str, str]:
+    return {s["name"]: s["status"] for s in document["sources"]}
+
+
+@pytest.mark.parametrize("scenario", EVERY, ids=lambda s: s.name)
+def test_verdicts_from_live_sources(scenario: Scenario, live):
+    code, document, stderr = run_cli(*live(scenario))
+    assert code == 0, stderr
+    assert document is not None
+    assert _statuses(document) == {"kubernetes": "ok", "prometheus": "ok", "logs": "ok"}
+    assert not verdict_problems(scenario, document), verdict_problems(scenario, document)
+    assert TOKEN not in stderr and TOKEN not in str(document)
+
+
+@pytest.mark.parametrize("left_out", ["kubernetes", "prometheus", "logs"])
+@pytest.mark.parametrize("scenario", SHARED, ids=lambda s: s.name)
+def test_live_with_a_source_left_out(scenario: Scenario, left_out: str, live):
+    code, document, stderr = run_cli(*live(scenario), "--without", left_out)
+    if code == 4:
+        assert "not found" in stderr and len(stderr.strip().splitlines()) == 1
+        return
+    assert code == 0, stderr
+    assert document is not None
+    assert _statuses(document)[left_out] == "not_configured"
+    assert document["pods"], "the remaining sources still name the pods"
