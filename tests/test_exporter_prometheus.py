@@ -9,7 +9,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ from whathappened.exporters.app import Exporter, ExporterConfig
 from tests.fixtures.metadata import MetadataServer, samples
 from tests.support import free_port, require_binary, server_process
 from whathappened.timeutils import parse_timestamp
+
+NOW = datetime(2026, 4, 11, 22, 0, tzinfo=UTC)  # the exporters' clock: no wall-clock in what they export
 
 
 class NoGpu:
@@ -71,7 +73,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                 host="127.0.0.1",
                 poll_interval=timedelta(seconds=1),
             )
-            exporters[provider] = Exporter(config, registry=CollectorRegistry(), nvml=NoGpu()).start()
+            exporters[provider] = Exporter(
+                config, clock=lambda: NOW, registry=CollectorRegistry(), nvml=NoGpu()
+            ).start()
         targets = [f"127.0.0.1:{e.server.port}" for e in exporters.values()]
         config_file = work / "prometheus.yml"
         config_file.write_text(
@@ -131,6 +135,8 @@ def test_not_before_values_arrive(stack: Stack) -> None:
     azure_id = "C1BF8322-4CBF-4FC4-9C45-B40CF3106D0E"
     assert by_id[azure_id] == parse_timestamp("Tue, 09 Aug 2022 17:07:32 GMT").timestamp()  # type: ignore[union-attr]
     assert by_id["instance-event-0d59937288b749b32"] == parse_timestamp("21 Jan 2019 09:00:43 GMT").timestamp()  # type: ignore[union-attr]
+    gcp_series = [s for s in series if s["metric"]["provider"] == "gcp"]
+    assert float(gcp_series[0]["value"][1]) == NOW.timestamp() + 60  # the 60-second lead of maintenance-event
 
 
 def test_preflight_gauge_and_poll_outcomes(stack: Stack) -> None:
@@ -142,7 +148,7 @@ def test_preflight_gauge_and_poll_outcomes(stack: Stack) -> None:
     }
     success = _query_until(stack.prometheus, catalog.LAST_POLL_SUCCESS.name, 3)
     assert sorted(s["metric"]["provider"] for s in success) == ["aws", "azure", "gcp"]
-    assert all(float(s["value"][1]) > 1.7e9 for s in success)
+    assert all(float(s["value"][1]) == NOW.timestamp() for s in success)
     gpu = _query_until(stack.prometheus, catalog.GPU_HEALTH_ENABLED.name, 3)
     assert {s["value"][1] for s in gpu} == {"0"}
 
