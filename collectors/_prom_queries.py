@@ -222,9 +222,13 @@ def gpus_vanished_query(sel: Selectors, window: str) -> str:
     return f"group by ({by}) (last_over_time({xid}[{window}])) unless group by ({by}) ({xid})"
 
 
-def nodes_last_seen_query(sel: Selectors) -> str:
-    """At the window's end: each node's latest dcgm sample (the reference a vanished GPU is compared with)."""
-    return f"max by ({sel.node_label}) (timestamp({sel.gpu(_escape(PRESENCE_METRIC))}))"
+def nodes_last_seen_query(nodes: Sequence[str]) -> str:
+    """At the window's end: each node's latest dcgm sample (what a vanished GPU is compared with), and its
+    GPU model; one part per node-label spelling, which also tells which spelling this exporter uses."""
+    return " or ".join(
+        f"max by ({label}, modelName) (timestamp({Selectors(tuple(nodes), (), label).gpu(_escape(PRESENCE_METRIC))}))"
+        for label in DCGM_NODE_LABELS
+    )
 
 
 def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iterable[str]) -> list[str]:

@@ -141,6 +141,7 @@ class PrometheusCollector:
         self.bytes = 0
         self.detail = ""
         self.fetched: list[Series] = []
+        self._dcgm_nodes = self._flagged = 0
         self._url = public_url(settings.url or "")
         if client is None:
             self._client, self._traffic = make_client(settings, verify_tls, timeout_s)
@@ -213,7 +214,7 @@ class PrometheusCollector:
         builder = pq.SeriesBuilder()
         sel = pq.Selectors(nodes, pods)
         present, node_refs = self._parallel(
-            [lambda: self._families(sel, scope), lambda: self._instant(self._node_refs(sel), end)]
+            [lambda: self._families(sel, scope), lambda: self._instant(pq.nodes_last_seen_query(nodes), end)]
         )
         builder.add_last_seen(node_refs)
         label = next((k for r in node_refs for k in pq.DCGM_NODE_LABELS if k in r["metric"]), "Hostname")
@@ -234,6 +235,10 @@ class PrometheusCollector:
         active = tuple(sorted({_pod_key(r["metric"]) for r in answers[-1]}))
         edges_sel = pq.Selectors(flags.nodes, active, label, flags.uuids)
         self._edges(builder, edges_sel, present, models, step, scope, vanished)
+        self._dcgm_nodes = len(
+            {_node_of(r["metric"]) for r in node_refs} | {_node_of(r["metric"]) for r in answers[-2]}
+        )
+        self._flagged = len(flags.uuids)
         self.fetched = builder.series()
         self._sync()
         return self.fetched
@@ -246,12 +251,6 @@ class PrometheusCollector:
         }
         found = self._call(lambda: self._client.get_label_values("__name__", params=params))
         return [str(name) for name in found]
-
-    def _node_refs(self, sel: pq.Selectors) -> str:
-        return " or ".join(
-            f"max by ({label}, modelName) (timestamp({pq.Selectors(sel.nodes, (), label).gpu(pq.PRESENCE_METRIC)}))"
-            for label in pq.DCGM_NODE_LABELS
-        )
 
     def _edges(
         self,
@@ -345,14 +344,11 @@ class PrometheusCollector:
         self.bytes = self._traffic.bytes
 
     def _describe(self, scope: Scope, series: list[Series], events: list[TimelineEvent]) -> None:
-        gpus = {(s.label("Hostname", "hostname", "node"), s.label("gpu")) for s in series if s.name.startswith("DCGM")}
-        parts = [
-            f"{len(events)} events",
-            f"{len(gpus)} GPUs on {len(scope.node_names)} nodes",
-            f"{self.requests} queries",
-        ]
-        if not gpus:
-            parts.append("no dcgm-exporter series for these nodes")
+        nodes = len(scope.node_names)
+        parts = [f"{len(events)} events", f"dcgm-exporter on {self._dcgm_nodes} of {nodes} nodes"]
+        parts += [f"{self._flagged} GPUs with changes", f"{self.requests} queries, {self.bytes / 1e6:.2f} MB"]
+        if not self._dcgm_nodes:
+            parts[1] = "no dcgm-exporter series for these nodes"
         if self._traffic.warnings:
             parts.append("partial response: " + "; ".join(self._traffic.warnings[:3]))
         self.detail = ", ".join(parts)
@@ -378,3 +374,7 @@ def _error_text(response: requests.Response | None) -> str:
 
 def _pod_key(labels: Mapping[str, str]) -> tuple[str, str]:
     return (labels.get("namespace", ""), labels.get("pod", ""))
+
+
+def _node_of(labels: Mapping[str, str]) -> str:
+    return next((labels[k] for k in pq.DCGM_NODE_LABELS if labels.get(k)), "")
