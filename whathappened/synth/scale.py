@@ -198,6 +198,16 @@ def _write_events(rec: Recording, ids: Ids, opts: ScaleOptions, folder: Path) ->
     return len(events)
 
 
+def _kernel_noise(i: int) -> str:
+    """Benign kernel chatter of a large fleet: NIC links re-training after maintenance of the fabric."""
+    bus, port = f"{0x0C + i % 8:02x}", f"ibp{0x0C + i % 8}s0"
+    return (
+        f"mlx5_core 0000:{bus}:00.0: Port module event: module {i % 8}, Cable plugged",
+        f"mlx5_core 0000:{bus}:00.0 {port}: Link up",
+        f"IPv6: ADDRCONF(NETDEV_CHANGE): {port}: link becomes ready",
+    )[i % 3]
+
+
 def _write_logs(rec: Recording, opts: ScaleOptions, path: Path) -> int:
     """The story's own lines, kernel noise, and per-rank progress lines filling the rest of the budget."""
     by_name = {p.name: p for p in rec.pods}
@@ -219,10 +229,7 @@ def _write_logs(rec: Recording, opts: ScaleOptions, path: Path) -> int:
             bulk.kernel(
                 node,
                 t,
-                f"mlx5_core 0000:{0x0C + i % 8:02x}:00.0: mlx5e_ethtool_get_link_ksettings:{1086}:(pid {3000 + i % 977}): "
-                "Info: Port module event: module 0, Cable plugged"
-                if i % 2
-                else f"nvidia-peermem nv_mem_client_get_pages:{332} get_pages: pages pinned for GPU{i % 8}",
+                _kernel_noise(i),
                 severity="info",
             )
         remaining = max(opts.log_count - bulk.count, 0)
