@@ -11,6 +11,7 @@ from whathappened.correlate.causes import NO_FAULT, cause
 from whathappened.correlate.evidence import Case, in_time_order
 from whathappened.correlate.facts import facts, gpu_of
 from whathappened.correlate.fate import fates
+from whathappened.correlate.index import TimelineIndex
 from whathappened.correlate.lost import lost_work
 from whathappened.correlate.rules import RULES, Rule, explain
 from whathappened.model import LostWork, NodeInfo, TimelineEvent, Verdict
@@ -27,10 +28,11 @@ class Correlation:
 
 
 def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule, ...] = RULES) -> Correlation:
-    found = fates(scope, timeline)
+    index = TimelineIndex.of(timeline)
+    found = fates(scope, index)
     ended = {f.name for f in found}
     elsewhere = frozenset(p.node for p in scope.pods if p.node and p.name not in ended) - {f.node for f in found}
-    explained = [(fate, explain(Case(fate, timeline, elsewhere), rules)) for fate in found]
+    explained = [(fate, explain(Case(fate, index, elsewhere), rules)) for fate in found]
     judged = judge(explained, timeline)
     nodes = {n.name: n for n in scope.nodes}
     verdicts = {j.fate.name: _verdict(j, timeline, nodes) for j in judged}

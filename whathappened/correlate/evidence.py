@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from whathappened.correlate.fate import BURST, TERMINAL, Fate, is_about
+from whathappened.correlate.index import TimelineIndex
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 
@@ -61,13 +62,30 @@ class RuleLike(Protocol):
 @dataclass(frozen=True)
 class Case:
     fate: Fate
-    timeline: Sequence[TimelineEvent]
+    index: TimelineIndex
     # nodes of the experiment's pods that did not end (an MPI job's workers, say): a fault there shows up only
     # as the reactions of the pods that did
     elsewhere: frozenset[str] = frozenset()
 
+    @property
+    def timeline(self) -> Sequence[TimelineEvent]:
+        return self.index.timeline
+
     def event(self, index: int) -> TimelineEvent:
-        return self.timeline[index]
+        return self.index.timeline[index]
+
+    def _candidates(self, on: str) -> Iterable[int]:
+        """The only events that can be about the subject: the pod's, its node's, the job's, the other nodes'."""
+        fate, index = self.fate, self.index
+        if on == POD:
+            return fate.events
+        if on == JOB:
+            return index.podless
+        if on == ELSEWHERE:
+            return sorted({i for node in self.elsewhere for i in index.on_node(node)})
+        if on == NODE:
+            return index.on_node(fate.node)
+        return sorted(set(fate.events) | set(index.on_node(fate.node)))
 
     def about(self, event: TimelineEvent, on: str) -> bool:
         fate = self.fate
@@ -101,10 +119,14 @@ class Case:
         low, high = self.fate.ended - before, self.fate.ended + after
         if since_start and self.fate.started is not None:
             low = max(low, self.fate.started)
+        timeline = self.timeline
         return tuple(
             i
-            for i, e in enumerate(self.timeline)
-            if e.kind in wanted and low <= e.at <= high and self.about(e, on) and (where is None or where(e))
+            for i in self._candidates(on)
+            if (e := timeline[i]).kind in wanted
+            and low <= e.at <= high
+            and self.about(e, on)
+            and (where is None or where(e))
         )
 
     def death(self) -> tuple[int, ...]:
@@ -128,13 +150,14 @@ class Case:
         if event.at < started:
             return True
         value = _fault_value(event)
+        same_place = self.index.on_node(event.subject.node) if event.subject.node else self.index.podless
         return any(
             other.at < started
             and other.kind == event.kind
             and other.subject.node == event.subject.node
             and other.subject.gpu == event.subject.gpu
             and _fault_value(other) == value
-            for other in self.timeline
+            for other in (self.timeline[i] for i in same_place)
         )
 
 

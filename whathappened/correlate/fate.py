@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from whathappened.correlate.index import TimelineIndex
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, TimelineEvent
 from whathappened.scope import Scope
@@ -79,12 +80,11 @@ def is_about(event: TimelineEvent, pod: PodInfo) -> bool:
     return subject.pod == pod.name and (subject.namespace is None or subject.namespace == pod.namespace)
 
 
-def fates(scope: Scope, timeline: Sequence[TimelineEvent]) -> tuple[Fate, ...]:
+def fates(scope: Scope, index: TimelineIndex) -> tuple[Fate, ...]:
     """The fate of every pod in scope that ended or never started, ordered by when it ended."""
     found = []
     for pod in scope.pods:
-        own = tuple(i for i, e in enumerate(timeline) if is_about(e, pod))
-        fate = _fate(pod, own, timeline, scope)
+        fate = _fate(pod, index.about_pod(pod), index.timeline, scope)
         if fate is not None:
             found.append(fate)
     return tuple(sorted(found, key=lambda f: (f.ended, f.name)))
