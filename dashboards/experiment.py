@@ -206,9 +206,8 @@ def _node_panels() -> list[Panel | Row]:
                 merge(),
                 organize(exclude=("Time", "Value #A"), rename={"Value #B": "not before"}),
             ),
-            custom={"align": "auto"},
             width=24,
-            unit="",
+            unit="dateTimeAsIso",  # the not-before column; the others are labels
         ),
     ]
 

@@ -23,10 +23,12 @@ from whathappened.dashboards.grafana import (
 UID = "whathappened-fleet-gpu-health"
 IDLE_PERCENT = 5  # a GPU held by a pod and busier than this on average over the range is not idle
 THERMAL_REASONS = "sw_thermal_slowdown|hw_thermal_slowdown"
+# Grafana names a table's value column "Value", or "Value #<refId>" when the panel has several queries.
+VALUE_COLUMNS = ("Value", "Value #A", "Value #B", "Value #C", "Value #D")
 
 
-def _gpu_event(expr: str, event: str) -> str:
-    return q.tagged(f"max by (node, gpu) ({expr})", "event", event)
+def _gpu_event(expr: str, event: str, by: str = "node, gpu") -> str:
+    return q.tagged(f"max by ({by}) ({expr})", "event", event)
 
 
 def _over_range(function: str, name: str, matchers: str = "", test: str = "> 0") -> str:
@@ -54,7 +56,10 @@ def gpu_event_exprs() -> dict[str, str]:
     thermal = q.with_node(_over_range("increase", "DCGM_FI_DEV_THERMAL_VIOLATION"))
     thermal_ours = _over_range("max_over_time", "whathappened_gpu_throttle_active", f'reason=~"{THERMAL_REASONS}"')
     return {
-        "xid": _gpu_event(f"{xid_gpus_expr()} or {xid_ours}", "xid"),
+        # the Xid code as a label: dcgm-exporter keeps the last code as the value, our exporter as a label
+        "xid": _gpu_event(
+            f'count_values by (node, gpu) ("xid", {xid_gpus_expr()}) or {xid_ours}', "xid", "node, gpu, xid"
+        ),
         "ecc": _gpu_event(f"{ecc_gpus_expr()} or {ecc_ours}", "ecc-uncorrectable"),
         "row-remap": _gpu_event(f"{remap} or {remap_ours}", "row-remap"),
         "thermal": _gpu_event(f"{thermal} or {thermal_ours}", "thermal"),
@@ -154,7 +159,7 @@ def _tables() -> list[Panel | Row]:
             "GPUs with Xid, ECC, row-remap or thermal events",
             tuple(events),
             options=table_options(),
-            transformations=(merge(), organize(exclude=("Time",), rename={"Value": "value"})),
+            transformations=(merge(), organize(exclude=("Time", *VALUE_COLUMNS))),
             width=12,
             height=10,
         ),
@@ -184,7 +189,7 @@ def _tables() -> list[Panel | Row]:
                 Query(q.tagged(not_ready_expr(), "state", "not-ready"), instant=True, table=True),
             ),
             options=table_options(),
-            transformations=(merge(), organize(exclude=("Time", "Value"))),
+            transformations=(merge(), organize(exclude=("Time", *VALUE_COLUMNS))),
             width=8,
         ),
         Panel(

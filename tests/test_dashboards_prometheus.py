@@ -254,7 +254,7 @@ def test_xid_panel_shows_xid_79_on_gpu_node_19_gpu_5(data: Datasets) -> None:
             "xid79-fallen-off-bus", "fleet-gpu-health.json:panel GPUs with Xid, ECC, row-remap or thermal events A"
         )
     )
-    assert {"node": "gpu-node-19", "gpu": "5", "event": "xid"} in fleet
+    assert fleet == [{"node": "gpu-node-19", "gpu": "5", "event": "xid", "xid": "79"}]
     ranked = data.result("xid79-fallen-off-bus", "fleet-gpu-health.json:panel Nodes ranked by failures A")
     assert ranked[0]["metric"]["node"] == "gpu-node-19"
 
