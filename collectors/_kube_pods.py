@@ -194,6 +194,13 @@ def _container_events(tl: _PodTimeline) -> None:
             tl.add(fallback, WAITING_KINDS[waiting], f"container {name} {waiting}: {message}", name, reason=waiting)
 
 
+def _condition_time(obj: Mapping[str, Any], ctype: str) -> Any:
+    for condition in dig(obj, "status", "conditions") or ():
+        if condition.get("type") == ctype and condition.get("status") == "True":
+            return condition.get("lastTransitionTime")
+    return None
+
+
 def _ready_changed(obj: Mapping[str, Any]) -> Any:
     for condition in dig(obj, "status", "conditions") or ():
         if condition.get("type") == "Ready":
@@ -211,7 +218,10 @@ def _status_events(tl: _PodTimeline) -> None:
         attrs: dict[str, Any] = {"reason": reason, "message": message, "phase": phase}
         if kind is Kind.EVICTED:
             attrs["resource"] = resource_of(message)
-        tl.add(ended, kind, f"pod {reason}: {message}" if message else f"pod {reason}", **attrs)
+        # The kubelet marks the pod DisruptionTarget when it decides to evict or shut it down: that moment,
+        # not the container's end after its grace period, is when the status reason happened.
+        decided = first_time(_condition_time(tl.obj, "DisruptionTarget"), ended)
+        tl.add(decided, kind, f"pod {reason}: {message}" if message else f"pod {reason}", **attrs)
     elif phase == "Failed":
         tl.add(ended, Kind.POD_PHASE, "pod Failed", phase=phase)
     if phase == "Succeeded":

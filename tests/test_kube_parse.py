@@ -452,3 +452,10 @@ def test_scope_timeline_window_slack_and_dedupe() -> None:
     assert [e.at for e in events] == [at("2026-11-20T08:01:30Z")]
     unrelated = dict(base, involvedObject={"kind": "Node", "name": "node-z"})
     assert events_from_objects([], [unrelated], [], scope) == []
+
+
+def test_eviction_status_is_placed_when_the_kubelet_decided() -> None:
+    events = pod_events(recorded("node-pressure-eviction", "pods")[0])
+    status = next(e for e in events if e.kind == Kind.EVICTED and e.summary.startswith("pod Evicted"))
+    disruption = next(e for e in events if e.kind == Kind.DISRUPTION_TARGET)
+    assert status.at == disruption.at
