@@ -27,7 +27,7 @@ from whathappened.model import (
 )
 from whathappened.render.common import shown_events
 from whathappened.render.html import render_html
-from whathappened.render.html_lanes import build_lanes, utilization_by_pod
+from whathappened.render.html_lanes import build_lanes, natural, utilization_by_pod
 
 T0 = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 HOSTILE = '</pre></details><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">\'"&'
@@ -598,3 +598,37 @@ def test_chain_steps_that_share_a_spot_share_a_badge() -> None:
 
     assert _steps_text([1, 3, 4, 5, 6, 7]) == "1,3–7"
     assert _steps_text([2]) == "2"
+
+
+def test_a_big_experiment_keeps_the_root_lanes_and_folds_collateral_verdicts() -> None:
+    pods = tuple(PodInfo(f"run-worker-{i}", "lm", node=f"node-{i // 8}", started=at(1)) for i in range(200))
+    events = [ev(50, Kind.GPU_XID, "Xid 79", "logs", node="node-12", xid=79)]
+    events += [ev(60 + i / 100, Kind.NCCL_TIMEOUT, "timeout", pod=p.name, node=p.node) for i, p in enumerate(pods)]
+    timeline = tuple(sorted(events, key=lambda e: e.at))
+    root_pod = pods[99]  # on node-12
+    verdicts = tuple(
+        Verdict(
+            p.name,
+            "lm",
+            p.node,
+            "nccl-timeout",
+            "unknown",
+            True,
+            p is root_pod,
+            None if p is root_pod else root_pod.name,
+            0.8,
+            "x",
+        )
+        for p in pods
+    )
+    report = Report("run", "lm", Window(T0, at(120)), SOURCES, pods, (), timeline, verdicts, verdicts[99], chain=(0,))
+    page = render_html(report)
+    lanes = hooks(whole_picture(page), "data-lane")
+    assert 10 < len(lanes) <= 48
+    assert "node:node-12" in lanes and "pod:run-worker-99" in lanes
+    assert all(f"node:{p.node}" in lanes for p in pods if f"pod:{p.name}" in lanes)  # every pod under its node
+    node_lanes = [lane for lane in lanes if lane.startswith("node:")]
+    assert node_lanes == sorted(node_lanes, key=natural) != sorted(node_lanes)  # node-2 before node-10
+    assert "quieter lanes are not drawn" in page
+    assert "160 more verdicts" in page
+    assert page.index('data-pod="run-worker-99"') < page.index('data-pod="run-worker-0"')  # the root first

@@ -18,12 +18,14 @@ from typing import Any
 
 from whathappened.model import Report, SourceReport, SourceStatus, TimelineEvent, Verdict
 from whathappened.render.common import origin, role, shown_events, title_of, where
-from whathappened.render.html_lanes import CATEGORIES, Lanes, build_lanes, category_of, focus_lanes, focus_range
+from whathappened.render.html_kinds import CATEGORIES, category_of
+from whathappened.render.html_lanes import Lanes, build_lanes, focus_lanes, focus_range
 from whathappened.render.html_svg import attr, marker_icon, render_svg, role_class
 from whathappened.timeutils import isoformat, relative
 
 MAX_RAW_CHARS = 6000
 MAX_MESSAGE_CHARS = 400
+MAX_VERDICT_ROWS = 40
 
 
 def render_html(report: Report) -> str:
@@ -180,12 +182,19 @@ def _picture(report: Report, lanes: Lanes) -> str:
 def _verdicts(verdicts: Sequence[Verdict], timeline: Sequence[TimelineEvent], shown: set[int]) -> str:
     if not verdicts:
         return '<section id="verdicts"><h2>Verdicts</h2><p class="muted">No pod ended in the window.</p></section>'
-    rows = "".join(_verdict_row(v, timeline, shown) for v in verdicts)
+    # The root and the undecided first; a thousand collateral ranks fold away behind the first few.
+    ordered = sorted(verdicts, key=lambda v: {True: 0, None: 1, False: 2}[v.root])
     head = "".join(f"<th>{h}</th>" for h in ("pod", "cause", "role", "conf.", "summary", "evidence"))
-    return (
-        '<section id="verdicts"><h2>Verdicts</h2><div class="scroll"><table class="verdicts">'
-        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
+
+    def table(rows: Sequence[Verdict]) -> str:
+        body = "".join(_verdict_row(v, timeline, shown) for v in rows)
+        return f'<div class="scroll"><table class="verdicts"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+    more = ordered[MAX_VERDICT_ROWS:]
+    folded = (
+        f'<details class="more"><summary>{len(more)} more verdicts</summary>{table(more)}</details>' if more else ""
     )
+    return f'<section id="verdicts"><h2>Verdicts</h2>{table(ordered[:MAX_VERDICT_ROWS])}{folded}</section>'
 
 
 def _verdict_row(v: Verdict, timeline: Sequence[TimelineEvent], shown: set[int]) -> str:

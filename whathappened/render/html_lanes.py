@@ -9,6 +9,7 @@ still lists every event.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,142 +17,10 @@ from datetime import datetime, timedelta
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, Report, TimelineEvent, Verdict
 from whathappened.render.common import origin
+from whathappened.render.html_kinds import CATEGORIES, Category, category_of
 from whathappened.timeutils import parse_timestamp
 
 MAX_LANES = 48
-
-
-@dataclass(frozen=True)
-class Category:
-    key: str
-    label: str
-    shape: str  # diamond | triangle-down | square | star | circle | triangle-up | cross | dot | hexagon
-    color: str
-
-
-CATEGORIES: dict[str, Category] = {
-    c.key: c
-    for c in (
-        Category("maintenance", "Maintenance / spot notice", "diamond", "#2563eb"),
-        Category("node", "Node state (cordon, drain, NotReady)", "triangle-down", "#0e7490"),
-        Category("eviction", "Eviction, preemption, deletion", "square", "#ea580c"),
-        Category("gpu", "GPU fault (Xid, ECC, NVLink)", "star", "#dc2626"),
-        Category("gpu-signal", "GPU signal (utilization, memory, power)", "circle", "#f87171"),
-        Category("oom", "Out of memory", "circle", "#9333ea"),
-        Category("nccl", "NCCL / network", "triangle-up", "#b45309"),
-        Category("app", "Application error or signal", "hexagon", "#be185d"),
-        Category("scheduling", "Scheduling", "square", "#64748b"),
-        Category("exit", "Container or pod ended", "cross", "#111827"),
-        Category("success", "Completed", "circle", "#16a34a"),
-        Category("checkpoint", "Checkpoint saved", "dot", "#059669"),
-        Category("info", "Other", "dot", "#9ca3af"),
-    )
-}
-
-_KIND_CATEGORY: dict[str, str] = {
-    **dict.fromkeys((Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION, Kind.REBALANCE_RECOMMENDATION), "maintenance"),
-    **dict.fromkeys(
-        (
-            Kind.NODE_NOT_READY,
-            Kind.NODE_CORDONED,
-            Kind.NODE_REBOOTED,
-            Kind.NODE_PRESSURE,
-            Kind.NODE_CONDITION,
-            Kind.NODE_TAINTED,
-            Kind.NODE_DELETED,
-            Kind.NODE_SHUTDOWN,
-            Kind.DRAIN,
-        ),
-        "node",
-    ),
-    **dict.fromkeys(
-        (
-            Kind.EVICTED,
-            Kind.EVICTION_API,
-            Kind.DISRUPTION_TARGET,
-            Kind.TAINT_EVICTION,
-            Kind.PREEMPTED,
-            Kind.POD_DELETED,
-            Kind.KILLING,
-        ),
-        "eviction",
-    ),
-    **dict.fromkeys(
-        (
-            Kind.GPU_XID,
-            Kind.GPU_ECC_DBE,
-            Kind.GPU_ECC_SBE,
-            Kind.GPU_RETIRED_PAGES,
-            Kind.GPU_ROW_REMAP_FAILURE,
-            Kind.NVLINK_ERROR,
-            Kind.GPU_THERMAL,
-            Kind.GPU_MISSING,
-        ),
-        "gpu",
-    ),
-    **dict.fromkeys((Kind.GPU_UTIL_DROP, Kind.GPU_MEMORY_FULL, Kind.GPU_POWER_VIOLATION), "gpu-signal"),
-    **dict.fromkeys((Kind.OOM_KILLED, Kind.KERNEL_OOM, Kind.CUDA_OOM), "oom"),
-    **dict.fromkeys((Kind.NCCL_TIMEOUT, Kind.NCCL_ERROR, Kind.NETWORK_ERROR), "nccl"),
-    **dict.fromkeys(
-        (
-            Kind.APP_EXCEPTION,
-            Kind.CUDA_ERROR,
-            Kind.SIGTERM_RECEIVED,
-            Kind.LAUNCHER_TEARDOWN,
-            Kind.PROBE_FAILED,
-            Kind.BACK_OFF,
-            Kind.CONFIG_ERROR,
-            Kind.IMAGE_PULL_FAILED,
-            Kind.CONTAINER_RESTARTED,
-        ),
-        "app",
-    ),
-    **dict.fromkeys((Kind.FAILED_SCHEDULING,), "scheduling"),
-    **dict.fromkeys((Kind.CONTAINER_TERMINATED, Kind.POD_FAILED, Kind.DEADLINE_EXCEEDED), "exit"),
-    **dict.fromkeys((Kind.POD_SUCCEEDED, Kind.JOB_COMPLETED, Kind.NODE_READY, Kind.NODE_UNCORDONED), "success"),
-    Kind.CHECKPOINT_SAVED: "checkpoint",
-}
-
-
-def category_of(event: TimelineEvent) -> Category:
-    key = _KIND_CATEGORY.get(event.kind, "info")
-    if key == "exit" and event.attrs.get("exit_code") == 0:
-        key = "success"
-    return CATEGORIES[key]
-
-
-def tag_of(event: TimelineEvent) -> str:
-    """A few characters drawn beside a marker, for the events a reader looks for first."""
-    attrs = event.attrs
-    if event.kind == Kind.GPU_XID and attrs.get("xid") is not None:
-        return f"Xid {attrs['xid']}"
-    if event.kind == Kind.CONTAINER_TERMINATED and attrs.get("exit_code") is not None:
-        return f"exit {attrs['exit_code']}"
-    return _TAGS.get(event.kind, "")
-
-
-_TAGS: dict[str, str] = {
-    Kind.GPU_ECC_DBE: "ECC DBE",
-    Kind.GPU_MISSING: "GPU gone",
-    Kind.NVLINK_ERROR: "NVLink",
-    Kind.GPU_THERMAL: "thermal",
-    Kind.OOM_KILLED: "OOMKilled",
-    Kind.KERNEL_OOM: "kernel OOM",
-    Kind.CUDA_OOM: "CUDA OOM",
-    Kind.NCCL_TIMEOUT: "NCCL timeout",
-    Kind.NCCL_ERROR: "NCCL error",
-    Kind.MAINTENANCE_NOTICE: "maintenance",
-    Kind.SPOT_INTERRUPTION: "spot reclaim",
-    Kind.NODE_CORDONED: "cordon",
-    Kind.DRAIN: "drain",
-    Kind.NODE_NOT_READY: "NotReady",
-    Kind.EVICTED: "evicted",
-    Kind.EVICTION_API: "evicted",
-    Kind.PREEMPTED: "preempted",
-    Kind.FAILED_SCHEDULING: "unschedulable",
-    Kind.POD_DELETED: "deleted",
-    Kind.CUDA_ERROR: "CUDA error",
-}
 
 
 @dataclass(frozen=True)
@@ -232,12 +101,17 @@ def _ordered(
         {n for n in by_node if n} | {n.name for n in report.nodes} | {k[5:] for k in placed if k.startswith("node:")}
     )
     lanes: list[Lane] = []
-    for node in sorted(nodes):
+    for node in sorted(nodes, key=natural):
         lanes.append(Lane(f"node:{node}", "node", node, node=node, events=tuple(placed.get(f"node:{node}", ()))))
-        lanes += [_pod_lane(name, node, pods, verdicts, placed, utilization) for name in sorted(by_node.get(node, ()))]
+        lanes += [
+            _pod_lane(name, node, pods, verdicts, placed, utilization)
+            for name in sorted(by_node.get(node, ()), key=natural)
+        ]
     if by_node.get(None):
         lanes.append(Lane("unscheduled", "group", "not on any node"))
-        lanes += [_pod_lane(name, None, pods, verdicts, placed, utilization) for name in sorted(by_node[None])]
+        lanes += [
+            _pod_lane(name, None, pods, verdicts, placed, utilization) for name in sorted(by_node[None], key=natural)
+        ]
     if placed.get("cluster"):
         lanes.append(Lane("cluster", "cluster", "cluster", events=tuple(placed["cluster"])))
     return lanes
@@ -264,20 +138,35 @@ def _pod_lane(
 
 
 def _cap(lanes: list[Lane], report: Report) -> tuple[list[Lane], int]:
-    """Keep every lane when they fit; else the lanes with evidence, chain steps or verdicts first."""
+    """Keep every lane when they fit; else the lanes with the chain, verdicts and the worst events first.
+
+    A kept pod keeps its node's lane above it, so the picture still reads node by node.
+    """
     if len(lanes) <= MAX_LANES:
         return lanes, 0
     chain = set(report.chain)
 
-    def weight(lane: Lane) -> tuple[int, int]:
+    def weight(lane: Lane) -> tuple[int, int, int]:
         in_chain = any(i in chain for i, _ in lane.events)
         worst = max((e.severity.rank for _, e in lane.events), default=-1)
         root = lane.verdict is not None and lane.verdict.root is True
-        return (0 if in_chain or root else 1, -worst)
+        return (0 if in_chain or root else 1, -worst, 0 if lane.kind == "pod" else 1)
 
-    keep = {lane.key for lane in sorted(lanes, key=weight)[:MAX_LANES]}
+    keep: set[str] = set()
+    for lane in sorted(lanes, key=weight):
+        extra = {lane.key} | ({f"node:{lane.node}"} if lane.kind == "pod" and lane.node else set())
+        if len(keep | extra) > MAX_LANES:
+            break
+        keep |= extra
+    if any(lane.key in keep and lane.kind == "pod" and not lane.node for lane in lanes):
+        keep.add("unscheduled")
     chosen = [lane for lane in lanes if lane.key in keep]
     return chosen, len(lanes) - len(chosen)
+
+
+def natural(name: str) -> tuple[tuple[int, int | str], ...]:
+    """worker-2 before worker-10: digit runs compare as numbers."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part)
 
 
 def _span(report: Report, lanes: Sequence[Lane]) -> tuple[datetime, datetime]:

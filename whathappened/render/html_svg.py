@@ -15,7 +15,8 @@ from html import escape
 
 from whathappened.model import Report, TimelineEvent, Verdict
 from whathappened.render.common import origin, role, title_of, where
-from whathappened.render.html_lanes import Category, Lane, Lanes, category_of, tag_of
+from whathappened.render.html_kinds import Category, category_of, tag_of
+from whathappened.render.html_lanes import Lane, Lanes
 from whathappened.timeutils import isoformat, relative
 
 WIDTH = 1200
