@@ -70,8 +70,11 @@ def _existing(client: httpx.Client, uid: str) -> Json | None:
 
 
 def _same(stored: Json, ours: Json) -> bool:
-    strip = lambda board: {k: v for k, v in board.items() if k not in _MANAGED}  # noqa: E731
-    return strip(stored) == strip(ours)
+    return _content(stored) == _content(ours)
+
+
+def _content(board: Json) -> Json:
+    return {key: value for key, value in board.items() if key not in _MANAGED}
 
 
 def _send(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:
