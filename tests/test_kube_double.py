@@ -211,3 +211,13 @@ def test_store_serves_events_k8s_io_shaped_input(tmp_path: Path) -> None:
         cfg = client.Configuration(host=double.url)
         listed = raw(client.CoreV1Api(client.ApiClient(cfg)).list_event_for_all_namespaces(_preload_content=False))
     assert sorted(e["reason"] for e in listed["items"]) == sorted(e["reason"] for e in core_events)
+
+
+def test_kubectl_prints_server_side_tables(oom: KubeSession, tmp_path: Path) -> None:
+    rows = [line.split() for line in kubectl(oom, tmp_path, "get", "pods").splitlines()]
+    assert rows[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert rows[1][:4] == ["tokenize-pile-shard42-7xk2p", "0/1", "OOMKilled", "3"]
+    events = kubectl(oom, tmp_path, "get", "events", "-n", "default")
+    assert "OOMKilling" in events and "node/cpu-pool-d64-7" in events
+    accept = next(r for r in oom.requests if r.path == "/api/v1/namespaces/data/pods")
+    assert accept.status == 200

@@ -32,6 +32,7 @@ from tests.kube_double.api import (
     status_body,
 )
 from tests.kube_double.store import Store
+from tests.kube_double.tables import as_table
 
 
 @dataclass(frozen=True)
@@ -217,14 +218,19 @@ class _Handler(BaseHTTPRequestHandler):
             return self._text(200, pod_log(self.double.store, r, params))
         if r.subresource is not None:
             raise ApiError(404, "the server could not find the requested resource")
+        accept = self.headers.get("Accept") or ""
         if r.name is not None:
-            return self._json(200, get_object(self.double.store, r))
+            found = get_object(self.double.store, r)
+            single = {"kind": f"{found.get('kind', '')}List", "metadata": {}, "items": [found]}
+            table = as_table(single) if "as=Table" in accept else None
+            return self._json(200, table or found)
         listing = list_objects(self.double.store, r, params)
-        if "as=PartialObjectMetadataList" in (self.headers.get("Accept") or ""):
-            listing = metadata_only(listing)
         if params.get("watch") in ("true", "1"):
             return self._watch(listing)
-        return self._json(200, listing)
+        if "as=PartialObjectMetadataList" in accept:
+            return self._json(200, metadata_only(listing))
+        table = as_table(listing) if "as=Table" in accept else None
+        return self._json(200, table or listing)
 
     def _json(self, code: int, body: Any, headers: Mapping[str, str] | None = None) -> int:
         data = json.dumps(body).encode()
