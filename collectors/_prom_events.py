@@ -194,7 +194,7 @@ def counter(edge: Edge, ctx: Context) -> Iterable[TimelineEvent]:
     attrs: dict[str, Any] = {"counter": series.name, "increase": increase, "uuid": series.label("UUID", "uuid")}
     if kind in (Kind.GPU_THERMAL, Kind.GPU_POWER_VIOLATION):
         attrs["violation_us"] = round(increase / 1000.0, 1)
-        summary = f"{what} on {_gpu_text(subject)} ({increase / 1e9:.1f} s)"
+        summary = f"{what} on {_gpu_text(subject)}"  # an episode: its length is in violation_us
     else:
         summary = f"{increase:g} new {what} on {_gpu_text(subject)}"
     if kind is Kind.GPU_RETIRED_PAGES:

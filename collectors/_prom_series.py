@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 
 from whathappened.collectors import _prom_events as ev
@@ -195,7 +196,7 @@ def events_from_series(series: Iterable[Series], scope: Scope) -> list[TimelineE
     for edge in found:
         events.extend(ev.BUILDERS[edge.series.name](edge, ctx))
     events.extend(_gpus_missing(kept, ctx, start, end))
-    return _dedupe(sorted(events, key=_order))
+    return _episodes(_dedupe(sorted(events, key=_order)))
 
 
 def _order(event: TimelineEvent) -> tuple[object, ...]:
@@ -246,6 +247,31 @@ def _dedupe(events: list[TimelineEvent]) -> list[TimelineEvent]:
     return out
 
 
+def _episodes(events: list[TimelineEvent]) -> list[TimelineEvent]:
+    """Throttling goes on for minutes: one event per episode (increases less than 10 minutes apart), summed."""
+    open_: dict[tuple[object, ...], tuple[int, float]] = {}
+    out: list[TimelineEvent] = []
+    for one in events:
+        counter = one.attrs.get("counter")
+        if one.kind not in _THROTTLING or "violation_us" not in one.attrs:
+            out.append(one)
+            continue
+        key = (one.kind, one.subject, counter)
+        at = one.at.timestamp()
+        if key in open_ and at - open_[key][1] <= 2 * LOOKBACK_S:
+            index, _ = open_[key]
+            first = out[index]
+            total = first.attrs["violation_us"] + one.attrs["violation_us"]
+            attrs = {**first.attrs, "violation_us": round(total, 1), "until": one.at}
+            out[index] = replace(first, attrs=attrs)
+            open_[key] = (index, at)
+            continue
+        open_[key] = (len(out), at)
+        out.append(one)
+    return out
+
+
+_THROTTLING = frozenset({"gpu-thermal", "gpu-power-violation"})
 _DEDUPED = frozenset({"gpu-xid", "gpu-ecc-dbe", "gpu-ecc-sbe", "gpu-retired-pages"})
 
 
