@@ -201,3 +201,10 @@ def test_provisioning_yaml_points_grafana_at_the_files() -> None:
     (provider,) = config["providers"]
     assert provider["type"] == "file" and provider["options"]["path"].startswith("/")
     assert provider["allowUiUpdates"] is False  # edits belong in the generator, not the UI
+
+
+def test_readme_names_the_kube_state_metrics_flag_the_dashboard_needs() -> None:
+    from whathappened.dashboards import experiment
+
+    assert experiment.ALLOWLIST_FLAG in (packaged_dir() / "README.md").read_text()
+    assert experiment.ALLOWLIST_FLAG in BOARDS["experiment.json"]["description"]
