@@ -208,3 +208,17 @@ def test_readme_names_the_kube_state_metrics_flag_the_dashboard_needs() -> None:
 
     assert experiment.ALLOWLIST_FLAG in (packaged_dir() / "README.md").read_text()
     assert experiment.ALLOWLIST_FLAG in BOARDS["experiment.json"]["description"]
+
+
+def test_grafana_interpolation_used_by_the_query_tests_follows_grafanas_rules() -> None:
+    from tests.fixtures._grafana_templating import interpolate, many, single
+
+    variables = {"ns": many(["team.a", "b"]), "one": single("llama-70b.run7"), "keys": many(["label_a", "label_b"])}
+    builtins = {"__range": "7200s"}
+    assert interpolate('{namespace=~"$ns"}', variables, builtins) == '{namespace=~"(team\\\\.a|b)"}'
+    assert interpolate('{n="${one}"}', variables, builtins) == '{n="llama-70b.run7"}'
+    assert interpolate('"${keys:regex}" ${keys:csv} [$__range] "$1"', variables, builtins) == (
+        '"(label_a|label_b)" label_a,label_b [7200s] "$1"'
+    )
+    with pytest.raises(KeyError):
+        interpolate("$missing", variables, builtins)
