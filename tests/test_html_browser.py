@@ -104,7 +104,7 @@ def test_scenario_page_loads_clean_with_its_key_events(chromium: Chromium, tmp_p
         assert (tmp_path / "report.png").stat().st_size > MIN_SCREENSHOT_BYTES
 
 
-def test_hovering_a_marker_shows_its_details(chromium: Chromium, tmp_path: Path) -> None:
+def test_hover_details_and_the_evidence_filter(chromium: Chromium, tmp_path: Path) -> None:
     page = write(scenario_report(load_scenario(SCENARIOS_DIR / "xid79-fallen-off-bus")), tmp_path)
     with chromium.tab() as tab:
         load(tab, page)
@@ -113,6 +113,11 @@ def test_hovering_a_marker_shows_its_details(chromium: Chromium, tmp_path: Path)
         assert tab.evaluate("document.getElementById('tip').hidden") is False
         text = tab.evaluate("document.getElementById('tip').textContent")
         assert "gpu-xid" in text and "gpu-node-19" in text and "79" in text
+        visible = "[...document.querySelectorAll('tr.ev')].filter(r => r.offsetParent !== null).length"
+        everything = tab.evaluate(visible)
+        tab.evaluate("document.getElementById('only-cited').click()")
+        cited = tab.evaluate(visible)
+        assert 0 < cited == count(tab, "tr.ev.cited") < everything
 
 
 def test_clicking_a_marker_unfolds_its_raw_payload(chromium: Chromium, tmp_path: Path) -> None:
