@@ -50,8 +50,8 @@ def install(
 def install_one(client: httpx.Client, board: Json, folder_uid: str | None, message: str) -> Installed:
     uid, title = str(board["uid"]), str(board.get("title", ""))
     existing = _existing(client, uid)
-    if existing is not None and _same(existing, board):
-        return Installed(uid, title, "unchanged", version=existing.get("version"))
+    if existing is not None and _same(existing, board, folder_uid):
+        return Installed(uid, title, "unchanged", version=existing["dashboard"].get("version"))
     body: dict[str, Any] = {"dashboard": {**board, "id": None}, "overwrite": True, "message": message}
     if folder_uid:
         body["folderUid"] = folder_uid
@@ -62,15 +62,18 @@ def install_one(client: httpx.Client, board: Json, folder_uid: str | None, messa
 
 
 def _existing(client: httpx.Client, uid: str) -> Json | None:
+    """Grafana's answer for this uid (``dashboard`` and ``meta``), or None when it has no such dashboard."""
     response = _send(client, "GET", f"/api/dashboards/uid/{uid}")
     if response.status_code == 404:
         return None
-    dashboard = _checked(response, "read", uid).get("dashboard")
-    return dashboard if isinstance(dashboard, dict) else None
+    answer = _checked(response, "read", uid)
+    return answer if isinstance(answer.get("dashboard"), dict) else None
 
 
-def _same(stored: Json, ours: Json) -> bool:
-    return _content(stored) == _content(ours)
+def _same(existing: Json, ours: Json, folder_uid: str | None) -> bool:
+    meta = existing.get("meta") if isinstance(existing.get("meta"), dict) else {}
+    moved = folder_uid is not None and meta.get("folderUid") != folder_uid
+    return not moved and _content(existing["dashboard"]) == _content(ours)
 
 
 def _content(board: Json) -> Json:

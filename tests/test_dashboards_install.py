@@ -143,3 +143,14 @@ def test_cli_install_unreachable_grafana_is_one_line(grafana_double: GrafanaDoub
     done = _cli(["install", "--grafana-url", f"http://127.0.0.1:{free_port()}"], {"GRAFANA_TOKEN": TOKEN})
     assert done.returncode == 1
     assert "unreachable" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_install_into_another_folder_moves_the_dashboards(grafana_double: GrafanaDouble) -> None:
+    run_install(grafana_double, folder_uid="gpu-folder")
+    assert {d.outcome for d in run_install(grafana_double, folder_uid="gpu-folder")} == {"unchanged"}
+    assert {d.outcome for d in run_install(grafana_double)} == {"unchanged"}  # no folder asked: leave them be
+
+    moved = run_install(grafana_double, folder_uid="ml-folder")
+
+    assert {d.outcome for d in moved} == {"updated"}
+    assert {e["folderUid"] for e in grafana_double.stored.values()} == {"ml-folder"}
