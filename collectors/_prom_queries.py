@@ -1,7 +1,7 @@
 """PromQL that makes the server find the edges, and the answers turned back into (sparse) series.
 
-Pure: no I/O. Every query is limited to the scope's nodes, GPUs and pods, and kept under 12 KB (VictoriaMetrics
-refuses queries over 16 KB by default): long ``or`` lists are split into several queries.
+Pure: no I/O. Every query is limited to the scope's nodes, GPUs and pods, and kept under 15 KB (VictoriaMetrics
+refuses queries over 16 KiB by default): long ``or`` lists are split into several queries.
 
 The work is done in three cheap rounds, so a quiet GPU costs nothing however long the window:
 1. whole-window instant queries at the window's end (``changes()``, ``max_over_time()``, ``last_over_time()``)
@@ -48,7 +48,7 @@ DCGM_NODE_LABELS = ("Hostname", "hostname", "node")
 MIN_STEP_S = 15
 PRESENCE_STEP_S = 300  # the lookback: any step up to it sees every series' last sample
 MAX_POINTS = 10_000  # Prometheus refuses range queries over 11,000 points per series
-MAX_QUERY_CHARS = 12_000
+MAX_QUERY_CHARS = 15_000  # VictoriaMetrics refuses queries over 16 KiB by default
 
 __all__ = ["LOOKBACK_S", "SeriesBuilder", "pick_step"]
 
