@@ -17,7 +17,9 @@ def test_small_scale_experiment(tmp_path: Path) -> None:
     stats = write_scale(opts, tmp_path)
     assert stats["pods"] == 6 and stats["nodes"] == 6
     assert len(k8s_list(tmp_path / "kubernetes" / "events.json", "EventList")) == 700 == stats["events"]
-    assert len(k8s_list(tmp_path / "kubernetes" / "pods.json", "PodList")) == 6
+    pods = k8s_list(tmp_path / "kubernetes" / "pods.json", "PodList")
+    assert len(pods) == 6
+    assert all(p["status"]["phase"] == "Failed" for p in pods), "every rank ends inside the window"
     docs = bulk_documents(tmp_path / "logs.ndjson")
     assert len(docs) == 3000 == stats["log_documents"]
     assert any("Xid (PCI:" in d["message"] and ": 79, " in d["message"] for _, d in docs)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from whathappened.synth.catalog import DEFAULT_SEED, DEMOS, DEMOS_DIR, SCENARIOS, SCENARIOS_DIR, Story
 from whathappened.synth.ids import Ids
+from whathappened.synth.scale import SCALE_FIELDS, ScaleOptions, write_scale
 from whathappened.synth.writer import write_recording
 
 
@@ -42,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--logs", type=int, default=None, help="log documents (default 1,000,000 x pods/512)")
     scale.add_argument("--hours", type=float, default=6.0)
     scale.add_argument("--scrape", type=int, default=15)
+    scale.add_argument(
+        "--fields", default=",".join(SCALE_FIELDS), help="dcgm-exporter fields to write, comma-separated"
+    )
     return p
 
 
@@ -56,14 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         story = {**SCENARIOS, **DEMOS}[args.name]
         write_recording(story(Ids(args.seed)), args.out, args.seed)
     else:
-        from whathappened.synth.scale import ScaleOptions, write_scale
-
-        stats = write_scale(
-            ScaleOptions(
-                pods=args.pods, seed=args.seed, hours=args.hours, scrape=args.scrape, events=args.events, logs=args.logs
-            ),
-            args.out,
+        fields = tuple(f for f in args.fields.split(",") if f)
+        opts = ScaleOptions(
+            args.pods, args.seed, args.hours, args.scrape, events=args.events, logs=args.logs, fields=fields
         )
+        stats = write_scale(opts, args.out)
         print(stats)
     print(f"done in {time.monotonic() - began:.1f}s", file=sys.stderr)
     return 0

@@ -34,6 +34,7 @@ class ScaleOptions:
     ksm_scrape: int = 30
     events: int | None = None
     logs: int | None = None
+    fields: tuple[str, ...] = SCALE_FIELDS
 
     @property
     def event_count(self) -> int:
@@ -62,14 +63,19 @@ def build(opts: ScaleOptions, ids: Ids) -> tuple[Recording, Pod, datetime]:
         hours=opts.hours,
         created_after=-900,
         scrape=opts.scrape,
-        dcgm=DcgmStyle(fields=SCALE_FIELDS),
+        dcgm=DcgmStyle(fields=opts.fields),
     )
     rec, _nodes, pods = begin(ids, s)
     rec.ksm_scrape_seconds = opts.ksm_scrape
     rec.event_ttl = timedelta(hours=opts.hours + 1)  # a benchmark cluster keeping events longer than the default hour
     victim = pods[ids.number(0, opts.pods - 1, "victim")]
     assert victim.node is not None
-    fault = s.start + timedelta(hours=opts.hours * 0.7, seconds=ids.number(0, 600, "fault"))
+    if opts.hours * 60 < 15:
+        raise ValueError(
+            "the scale window must be at least 15 minutes: the collateral ranks time out 10 minutes after the fault"
+        )
+    latest = timedelta(hours=opts.hours) - timedelta(minutes=12)
+    fault = s.start + min(timedelta(hours=opts.hours * 0.7, seconds=ids.number(0, 600, "fault")), latest)
     xid(rec, victim.node, 6, fault, 79, "GPU has fallen off the bus.", None)
     rec.gpu_gone[(victim.node.name, 6)] = fault
     rank_crash(rec, victim, fault + timedelta(seconds=4), 6, [msg.cuda_error("unspecified launch failure")])
