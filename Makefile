@@ -10,7 +10,7 @@ APT_PACKAGES := prometheus victoria-metrics chromium
 
 $(BIN)/whathappened: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --upgrade pip "setuptools>=70" wheel
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
