@@ -66,6 +66,7 @@ class Case:
     # nodes of the experiment's pods that did not end (an MPI job's workers, say): a fault there shows up only
     # as the reactions of the pods that did
     elsewhere: frozenset[str] = frozenset()
+    cache: dict[str, dict[str, list[int]]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def timeline(self) -> Sequence[TimelineEvent]:
@@ -74,18 +75,28 @@ class Case:
     def event(self, index: int) -> TimelineEvent:
         return self.index.timeline[index]
 
-    def _candidates(self, on: str) -> Iterable[int]:
-        """The only events that can be about the subject: the pod's, its node's, the job's, the other nodes'."""
+    def _candidates(self, on: str, kinds: frozenset[str]) -> list[int]:
+        """The only events that can be about the subject (the pod's, its node's, the job's, the other nodes'),
+        of the kinds asked for."""
+        by_kind = self.cache.get(on)
+        if by_kind is None:
+            by_kind = {}
+            for i in self._gather(on):
+                by_kind.setdefault(self.index.timeline[i].kind, []).append(i)
+            self.cache[on] = by_kind
+        return [i for kind in kinds for i in by_kind.get(kind, ())]
+
+    def _gather(self, on: str) -> tuple[int, ...]:
         fate, index = self.fate, self.index
         if on == POD:
             return fate.events
         if on == JOB:
             return index.podless
         if on == ELSEWHERE:
-            return sorted({i for node in self.elsewhere for i in index.on_node(node)})
+            return tuple(dict.fromkeys(i for node in sorted(self.elsewhere) for i in index.on_node(node)))
         if on == NODE:
             return index.on_node(fate.node)
-        return sorted(set(fate.events) | set(index.on_node(fate.node)))
+        return tuple(dict.fromkeys((*fate.events, *index.on_node(fate.node))))
 
     def about(self, event: TimelineEvent, on: str) -> bool:
         fate = self.fate
@@ -122,7 +133,7 @@ class Case:
         timeline = self.timeline
         return tuple(
             i
-            for i in self._candidates(on)
+            for i in sorted(self._candidates(on, wanted))
             if (e := timeline[i]).kind in wanted
             and low <= e.at <= high
             and self.about(e, on)
