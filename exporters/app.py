@@ -161,7 +161,9 @@ class Exporter:
     def health(self) -> tuple[bool, str]:
         # The loop beats at least once per max backoff plus one GCE hanging GET; allow twice that.
         silence = 2 * (Backoff(self.config.poll_interval).max_backoff + self.config.poll_interval).total_seconds() + 30
-        alive = all(t.is_alive() for t in self._threads) and self.loop.healthy(silence)
+        # Only the poll loop counts: GPU health turning itself off is logged, not a reason to restart the pod.
+        polling = [t for t in self._threads if t.name == "metadata-poll"]
+        alive = bool(polling) and polling[0].is_alive() and self.loop.healthy(silence)
         snapshot = self.state.snapshot()
         text = f"{'ok' if alive else 'poll loop stopped'}; provider={snapshot.provider} errors={snapshot.errors}"
         return alive, text

@@ -135,7 +135,10 @@ class GpuHealth(Collector):
         if not self.enabled:
             return
         nvml = self._nvml
-        events = nvml.nvmlEventSetCreate()
+        events = self._read(nvml.nvmlEventSetCreate)
+        if events is None:
+            log.info("GPU Xid events off: NVML could not create an event set")
+            return
         by_uuid = {uuid: index for index, uuid, _ in self._handles}
         try:
             for _, uuid, handle in self._handles:
