@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -154,41 +154,63 @@ def _names(signals: Iterable[Signal]) -> str:
 # --- discovery ---------------------------------------------------------------------------------------------------
 
 
-def pod_labels_query(experiment: str, namespace: str | None, label_keys: Sequence[str], window: str) -> str:
-    ns = f",namespace={quote(namespace)}" if namespace else ""
-    return " or ".join(
-        f"last_over_time(kube_pod_labels{{{sanitize_label(k)}={quote(experiment)}{ns}}}[{window}])" for k in label_keys
+@dataclass(frozen=True)
+class PodMatch:
+    """The experiment's pods as PromQL: by label value (any of the keys) or by the owner's name. The keys'
+    order is applied afterwards (``discover_from_series``), so these queries return every candidate's labels."""
+
+    experiment: str
+    namespace: str | None
+    label_keys: tuple[str, ...]
+    window: str
+
+    def selector(self, metric: str, extra: str = "") -> str:
+        ns = f"namespace={quote(self.namespace)}" if self.namespace else ""
+        return "{" + ",".join(p for p in (f'__name__="{metric}"', ns, extra) if p) + "}"
+
+    def match(self) -> str:
+        value = quote(self.experiment)
+        parts = [
+            f"last_over_time({self.selector('kube_pod_labels', f'{sanitize_label(k)}={value}')}[{self.window}])"
+            for k in self.label_keys
+        ]
+        parts.append(f"last_over_time({self.selector('kube_pod_info', f'created_by_name={value}')}[{self.window}])")
+        return "(" + " or ".join(parts) + ")"
+
+    def of(self, expr: str) -> str:
+        return f"({expr}) and on (namespace, pod) {self.match()}"
+
+    def labels(self) -> str:
+        return self.of(f"last_over_time({self.selector('kube_pod_labels')}[{self.window}])")
+
+    def info(self) -> str:
+        return self.of(f"last_over_time({self.selector('kube_pod_info')}[{self.window}])")
+
+    def alive(self) -> str:
+        """At the window's end: the last kube_pod_info sample of each pod still there (exact: a plain selector)."""
+        return self.of(f"timestamp({self.selector('kube_pod_info')})")
+
+    def active(self, window: str) -> str:
+        return self.of(_active(self.selector, window))
+
+
+def pods_active_query(pods: Sequence[tuple[str, str]], window: str) -> str:
+    """Pods whose phase or restart count changed, or that appeared, in the window: only these get edge queries."""
+    return _active(Selectors((), tuple(pods)).pod, window)
+
+
+def _active(selector: Callable[[str], str], window: str) -> str:
+    info = selector("kube_pod_info")
+    return (
+        f"group by (namespace, pod) (changes({selector('kube_pod_status_phase')}[{window}]) > 0)"
+        f" or group by (namespace, pod) (changes({selector('kube_pod_container_status_restarts_total')}[{window}]) > 0)"
+        f" or group by (namespace, pod) (last_over_time({info}[{window}]) unless last_over_time({info}[{LOOKBACK_S:g}s] offset {window}))"
     )
-
-
-def pod_info_query(pods: Sequence[tuple[str, str]], experiment: str, namespace: str | None, window: str) -> str:
-    """kube_pod_info of the pods found by label, and of pods owned by a controller of the experiment's name."""
-    ns = f",namespace={quote(namespace)}" if namespace else ""
-    parts = [f"last_over_time(kube_pod_info{{created_by_name={quote(experiment)}{ns}}}[{window}])"]
-    if pods:
-        parts.insert(0, f"last_over_time({Selectors((), tuple(pods)).pod('kube_pod_info')}[{window}])")
-    return " or ".join(parts)
-
-
-def pods_alive_query(pods: Sequence[tuple[str, str]]) -> str:
-    """At the window's end: the last kube_pod_info sample of each pod still there (exact: a plain selector)."""
-    return f"timestamp({Selectors((), tuple(pods)).pod('kube_pod_info')})"
 
 
 def last_seen_query(selector: str, by: str) -> str:
     """Range query at PRESENCE_STEP_S: the max of the returned values per series is its last sample time."""
     return f"max by ({by}) (timestamp({selector}))"
-
-
-def pods_active_query(pods: Sequence[tuple[str, str]], window: str) -> str:
-    """Pods whose phase or restart count changed, or that appeared, in the window: only these get edge queries."""
-    sel = Selectors((), tuple(pods))
-    info = sel.pod("kube_pod_info")
-    return (
-        f"group by (namespace, pod) (changes({sel.pod('kube_pod_status_phase')}[{window}]) > 0)"
-        f" or group by (namespace, pod) (changes({sel.pod('kube_pod_container_status_restarts_total')}[{window}]) > 0)"
-        f" or group by (namespace, pod) (last_over_time({info}[{window}]) unless last_over_time({info}[{LOOKBACK_S:g}s] offset {window}))"
-    )
 
 
 def phase_rise_query(pods: Sequence[tuple[str, str]], step: int) -> str:

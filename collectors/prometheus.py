@@ -157,41 +157,36 @@ class PrometheusCollector:
     def discover(self, query: Query) -> Discovery:
         window, step = _duration(query.window.seconds), pq.pick_step(query.window.seconds)
         end = query.window.end
-        found = self._instant(pq.pod_labels_query(query.experiment, query.namespace, query.label_keys, window), end)
-        keys = sorted({_pod_key(r["metric"]) for r in found})
-        info = self._instant(pq.pod_info_query(keys, query.experiment, query.namespace, window), end)
-        pods = sorted(set(keys) | {_pod_key(r["metric"]) for r in info})
+        match = pq.PodMatch(query.experiment, query.namespace, query.label_keys, window)
+        wider = _duration(query.window.seconds + pq.LOOKBACK_S)
+        found, info, alive, active = self._parallel(
+            [partial(self._instant, q, end) for q in (match.labels(), match.info(), match.alive(), match.active(wider))]
+        )
+        pods = sorted({_pod_key(r["metric"]) for r in (*found, *info)})
         if not pods:
             names = self._instant(pq.candidates_query(query.namespace, query.label_keys, window), end)
             candidates = {v for r in names for k, v in r["metric"].items() if k.startswith("label_") and v}
             self._sync()
             self.detail = "experiment not found in kube-state-metrics history"
             return Discovery(candidates=tuple(sorted(candidates))[:50])
-        alive, active = self._parallel(
-            [
-                lambda: self._instant(pq.pods_alive_query(pods), end),
-                lambda: self._instant(pq.pods_active_query(pods, _duration(query.window.seconds + pq.LOOKBACK_S)), end),
-            ]
-        )
         last = {_pod_key(r["metric"]): float(r["value"][1]) for r in alive}
         vanished = [p for p in pods if p not in last]
         moving = sorted({_pod_key(r["metric"]) for r in active})
         work: list[Callable[[], list[dict[str, Any]]]] = []
         if vanished:
             selector = pq.Selectors((), tuple(vanished)).pod("kube_pod_info")
-            work.append(lambda: self._range(pq.last_seen_query(selector, "namespace, pod"), query, pq.PRESENCE_STEP_S))
+            work.append(partial(self._range, pq.last_seen_query(selector, "namespace, pod"), query, pq.PRESENCE_STEP_S))
         if moving:
-            work.append(lambda: self._range(pq.phase_rise_query(moving, step), query, step))
+            work.append(partial(self._range, pq.phase_rise_query(moving, step), query, step))
         answers = self._parallel(work)
         builder = pq.SeriesBuilder()
         if vanished:
             last.update({_pod_key(r["metric"]): max(v for _, v in pq.points(r)) for r in answers[0] if pq.points(r)})
         if moving:
             builder.add_edges(answers[-1], step, None)
-        for item in info:
-            builder.add("kube_pod_info", item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), 1.0)
-        for item in found:
-            builder.add("kube_pod_labels", item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), 1.0)
+        for name, items in (("kube_pod_info", info), ("kube_pod_labels", found)):
+            for item in items:
+                builder.add(name, item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), 1.0)
         discovery = discover_from_series(builder.series(), query)
         self._sync()
         self.detail = f"{len(discovery.pods)} pods found in kube-state-metrics history"

@@ -43,7 +43,9 @@ def test_a_large_scope_stays_under_victoriametrics_query_limit() -> None:
         pq.pods_active_query(pods, "21900s"),
         pq.nodes_last_seen_query(nodes),
         pq.gpus_vanished_query(sel, "21600s"),
-        pq.pod_info_query(pods, "llama-405b-pretrain-r2", "research", "21600s"),
+        pq.PodMatch(
+            "llama-405b-pretrain-r2", "research", tuple(f"k{i}.example.com/name" for i in range(10)), "21600s"
+        ).active("21900s"),
     ]
     assert max(len(q) for q in queries) < 16_384
     assert len(queries) <= 20  # with every watched family present; discovery adds at most 6
