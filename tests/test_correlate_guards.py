@@ -146,3 +146,22 @@ def test_skew_cannot_make_an_application_error_outrank_hardware_within_two_minut
     result = run(pods, events)
     assert result.root_cause is not None and result.root_cause.pod == "w-1"
     assert verdict(result, "w-0").caused_by == "w-1"
+
+
+def test_a_node_wide_xid_belongs_to_the_pod_on_that_gpu_not_its_neighbours():
+    pods, events = [], []
+    for name, gpu in (("w-0", "0"), ("w-1", "3")):
+        info, starts = ran(name, N, gpus=1)
+        pods.append(info)
+        events += [*starts, ev(Kind.GPU_UTIL_DROP, at(10), name, N, gpu=gpu, source="prometheus")]
+    events += [
+        ev(Kind.GPU_XID, at(50), "w-1", N, gpu="3", source="prometheus", xid=79),  # dcgm-exporter: pod label
+        ev(Kind.GPU_XID, at(50, 1), node=N, source="logs", xid=79, pci="0000:9b:00"),  # kernel log: node only
+        exited("w-1", N, at(50, 10), 1),
+        ev(Kind.NCCL_ERROR, at(50, 30), "w-0", N, source="logs", remote=True),
+        exited("w-0", N, at(50, 40), 1),
+    ]
+    result = run(pods, events)
+    assert verdict(result, "w-1").cause == "gpu-fallen-off-bus"
+    neighbour = verdict(result, "w-0")
+    assert (neighbour.cause, neighbour.root, neighbour.caused_by) == ("nccl-error", False, "w-1")

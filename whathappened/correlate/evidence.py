@@ -114,7 +114,25 @@ class Case:
         if on == HOST:
             return on_node
         gpu = event.subject.gpu
-        return on_node and (gpu is None or not fate.gpus or gpu in fate.gpus)
+        if gpu is None:
+            return on_node and not self._claimed_elsewhere(event)
+        return on_node and (not fate.gpus or gpu in fate.gpus)
+
+    def _claimed_elsewhere(self, event: TimelineEvent) -> bool:
+        """A node-wide GPU report (a kernel log Xid names a PCI address, not a pod) whose twin from another
+        source, seen within the skew, names another pod or a GPU this pod does not hold."""
+        if not event.kind.startswith("gpu-") or event.subject.node is None:
+            return False
+        value, verdicts = _fault_value(event), []
+        for i in self.index.on_node(event.subject.node):
+            twin = self.timeline[i]
+            if twin.kind != event.kind or _fault_value(twin) != value or abs(twin.at - event.at) > SKEW:
+                continue
+            if twin.subject.pod is not None:
+                verdicts.append(twin.subject.pod != self.fate.name)
+            elif twin.subject.gpu is not None and self.fate.gpus:
+                verdicts.append(twin.subject.gpu not in self.fate.gpus)
+        return bool(verdicts) and all(verdicts)
 
     def find(
         self,
