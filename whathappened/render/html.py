@@ -93,6 +93,9 @@ def _header(report: Report) -> str:
     if failed:
         names = ", ".join(f"{s.name} ({s.status.value})" for s in failed)
         facts.append(f'<span class="bad">incomplete: {attr(names)}</span>')
+    answered = [s.name for s in report.sources if s.status is SourceStatus.OK]
+    if answered:
+        facts.append(f"from {attr(', '.join(answered))}")
     return (
         '<header class="head"><p class="brand">whathappened</p>'
         f'<h1 data-experiment="{attr(report.experiment)}">{attr(report.experiment)}</h1>'
