@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from whathappened.synth import demo, stories_hw, stories_k8s
+from whathappened.synth import demo, stories_gpu, stories_hw, stories_k8s
 from whathappened.synth.ids import Ids
 from whathappened.synth.spec import Recording
 
@@ -25,6 +25,7 @@ SCENARIOS: dict[str, Story] = {
     "guard-sigterm-scale-down": stories_k8s.sigterm_scale_down,
     "guard-xid-predates-pod": stories_hw.xid_predates_pod,
     "guard-clock-skew": stories_hw.clock_skew,
+    "gpu-uncontained-ecc": stories_gpu.uncontained_ecc,
 }
 
 DEMOS: dict[str, Story] = {
