@@ -632,3 +632,16 @@ def test_a_big_experiment_keeps_the_root_lanes_and_folds_collateral_verdicts() -
     assert "quieter lanes are not drawn" in page
     assert "160 more verdicts" in page
     assert page.index('data-pod="run-worker-99"') < page.index('data-pod="run-worker-0"')  # the root first
+
+
+def test_undecodable_log_bytes_still_make_a_utf8_page(tmp_path) -> None:
+    base = oom_report()
+    odd = ev(
+        70, Kind.APP_EXCEPTION, "bad bytes \udcff\udcfe and a NUL \x00 and \x1b[31mcolour\x1b[0m", pod=base.pods[0].name
+    )
+    report = Report(
+        base.experiment, base.namespace, base.window, base.sources, base.pods, base.nodes, (*base.timeline, odd)
+    )
+    page = render_html(report)
+    (tmp_path / "r.html").write_text(page, encoding="utf-8")  # raises on a lone surrogate
+    assert "bad bytes ?? and a NUL" in page

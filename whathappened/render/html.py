@@ -4,6 +4,12 @@ One file with its CSS and script inline and nothing fetched: it opens from a tic
 later. Every string that came from a cluster (pod names, log lines, raw payloads) is escaped, and a Content
 Security Policy that admits only this page's own style and script (by hash) keeps a hostile log line inert
 even if some future change forgot to escape it.
+
+Stable hooks for tests and scripts: ``svg[data-view=all|focus]`` (the whole picture and the close-up around the
+failure), ``[data-lane="node:NAME"|"pod:NAME"|"unscheduled"|"cluster"]``, markers ``a.marker[data-kind][data-index]``,
+``[data-util=POD]`` strips, ``.chain[data-chain=N] .step[data-step]``, ``#root-cause[data-cause]``,
+``tr.verdict[data-pod][data-cause]``, evidence rows ``tr#ev-INDEX[data-kind]``, ``tr[data-source]``, and
+``html[data-ready="1"]`` once the page's script has run.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ def render_html(report: Report) -> str:
         f"default-src 'none'; style-src '{_digest(css)}'; script-src '{_digest(script)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
-    return (
+    page = (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{attr(policy)}">'
@@ -59,6 +65,8 @@ def render_html(report: Report) -> str:
         '<div id="tip" class="tip" role="tooltip" hidden></div>'
         f"<script>{script}</script></body></html>\n"
     )
+    # Log text can carry lone surrogates (bytes decoded with surrogateescape) that no UTF-8 file can hold.
+    return page.encode("utf-8", "replace").decode("utf-8")
 
 
 def _asset(name: str) -> str:
