@@ -1,0 +1,76 @@
+"""The Prometheus side's words: what kube-state-metrics reasons, dcgm counters and Xid codes mean, as kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from whathappened.kinds import Kind
+
+SPOT_EVENT_TYPES = frozenset({"preempt", "spot-interruption", "preempted", "spot", "preemption"})
+REBALANCE_EVENT_TYPES = frozenset({"rebalance-recommendation"})
+
+POD_REASON_KINDS: Mapping[str, Kind] = {
+    "Evicted": Kind.EVICTED,
+    "DeadlineExceeded": Kind.DEADLINE_EXCEEDED,
+    "PreemptionByScheduler": Kind.PREEMPTED,
+    "NodeLost": Kind.NODE_NOT_READY,
+    "Shutdown": Kind.NODE_SHUTDOWN,
+    "Terminated": Kind.NODE_SHUTDOWN,
+}
+WAITING_KINDS: Mapping[str, Kind] = {
+    "CrashLoopBackOff": Kind.BACK_OFF,
+    "ImagePullBackOff": Kind.IMAGE_PULL_FAILED,
+    "ErrImagePull": Kind.IMAGE_PULL_FAILED,
+    "InvalidImageName": Kind.IMAGE_PULL_FAILED,
+    "CreateContainerConfigError": Kind.CONFIG_ERROR,
+    "CreateContainerError": Kind.CONFIG_ERROR,
+    "RunContainerError": Kind.CONFIG_ERROR,
+}
+PRESSURE = {"MemoryPressure": "memory", "DiskPressure": "disk", "PIDPressure": "pid"}
+GPU_COUNTERS: Mapping[str, tuple[Kind, str]] = {
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": (Kind.GPU_ECC_DBE, "uncorrectable (double-bit) ECC errors"),
+    "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL": (Kind.GPU_ECC_DBE, "uncorrectable (double-bit) ECC errors"),
+    "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": (Kind.GPU_ECC_SBE, "correctable (single-bit) ECC errors"),
+    "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL": (Kind.GPU_ECC_SBE, "correctable (single-bit) ECC errors"),
+    "DCGM_FI_DEV_RETIRED_DBE": (Kind.GPU_RETIRED_PAGES, "pages retired after double-bit errors"),
+    "DCGM_FI_DEV_RETIRED_SBE": (Kind.GPU_RETIRED_PAGES, "pages retired after single-bit errors"),
+    "DCGM_FI_DEV_RETIRED_PENDING": (Kind.GPU_RETIRED_PAGES, "pages pending retirement"),
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": (Kind.GPU_RETIRED_PAGES, "HBM rows remapped after uncorrectable errors"),
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": (Kind.NVLINK_ERROR, "NVLink flow-control CRC errors"),
+    "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": (Kind.NVLINK_ERROR, "NVLink data CRC errors"),
+    "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": (Kind.NVLINK_ERROR, "NVLink replay errors"),
+    "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": (Kind.NVLINK_ERROR, "NVLink recovery errors"),
+    "DCGM_FI_DEV_THERMAL_VIOLATION": (Kind.GPU_THERMAL, "thermal throttling"),
+    "DCGM_FI_DEV_POWER_VIOLATION": (Kind.GPU_POWER_VIOLATION, "power-cap throttling"),
+}
+# dcgm-exporter's own Xid texts (internal/pkg/collector/xid_errors.go) for the Xids that end training runs;
+# its err_msg label carries them too, but that label changes with the value and is merged away.
+XID_TEXT: Mapping[int, str] = {
+    8: "GPU stopped processing",
+    13: "Graphics Engine Exception",
+    31: "GPU memory page fault",
+    43: "GPU stopped processing",
+    45: "Preemptive cleanup, due to previous errors",
+    48: "Double Bit ECC Error",
+    61: "Internal micro-controller breakpoint/warning",
+    62: "Internal micro-controller halt",
+    63: "ECC page retirement or row remapping recording event",
+    64: "ECC page retirement or row remapper recording failure",
+    74: "NVLINK Error",
+    79: "GPU has fallen off the bus",
+    92: "High single-bit ECC error rate",
+    94: "Contained ECC error",
+    95: "Uncontained ECC error",
+    109: "Context Switch Timeout Error",
+    119: "GSP RPC Timeout",
+    120: "GSP Error",
+    121: "C2C Link Error",
+    140: "Unrecovered ECC Error",
+    143: "GPU Initialization Failure",
+    144: "NVLINK: Saw Error",
+    145: "NVLINK: RLW Error",
+    149: "NVLINK: NETIR Error",
+    154: "GPU Recovery Action Changed",
+    155: "NVLINK: SW Defined Error",
+}
+CAUSE = {"DBE": "dbe", "SBE": "sbe", "PENDING": "pending", "REMAPPED": "row-remap"}
