@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -259,7 +260,9 @@ def main() -> None:
         runs = [smart(url, layout) for _ in range(args.runs)]
         best = min(runs, key=lambda r: r.wall_s)
         walls = ", ".join(f"{r.wall_s:.2f}" for r in runs)
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"collector: {best.queries} queries, {best.bytes / 1e6:.3f} MB, wall {walls} s; {best.note}", flush=True)
+        print(f"load average while measuring: {load} (2 cores)", flush=True)
         if not args.skip_naive:
             slow = naive(url, layout)
             print(
