@@ -20,7 +20,28 @@ from whathappened.gather import gather
 from whathappened.model import Window
 from whathappened.scope import Collector, Query
 
-SCENARIOS = all_scenarios() + all_scenarios(REPO / "tests" / "scenarios")
+SHARED = all_scenarios()
+OURS = all_scenarios(REPO / "tests" / "scenarios")
+SCENARIOS = SHARED + OURS
+# The project's own scenarios whose sources were reviewed one by one for the left-out runs below; one added
+# later runs with every source until someone decides what each source alone still shows.
+REVIEWED = {
+    "completed",
+    "config-error",
+    "deadline-exceeded",
+    "gpu-thermal",
+    "gpu-uncontained-ecc",
+    "guard-clock-skew",
+    "guard-drain-exit137-not-oom",
+    "guard-sigterm-scale-down",
+    "guard-xid-predates-pod",
+    "liveness-probe",
+    "network-error",
+    "node-failure",
+    "nvlink-error",
+    "scheduler-preemption",
+}
+LEFT_OUT = [s for s in SCENARIOS if s in SHARED or s.name in REVIEWED]
 SOURCES = ("kubernetes", "prometheus", "logs")
 COLLATERAL = {"nccl-error", "nccl-timeout", "peer-failure"}
 
@@ -32,6 +53,8 @@ NOT_HELD: dict[tuple[str, str], str] = {
     ("cuda-oom", "logs"): "the CUDA out-of-memory error and torchrun's teardown exist only in container logs",
     ("guard-xid-predates-pod", "logs"): "the data-loader traceback exists only in container logs",
     ("network-error", "logs"): "the cable error, the link going down and the NCCL lines are only in logs",
+    ("gpu-uncontained-ecc", "logs"): "the Xid 95 kernel line, the CUDA ECC error and the NCCL lines are only in "
+    "logs; what DCGM's gauge still shows is the sympathetic Xid 45",
 }
 # Where the cause of a pod is gone with the source but the answer about roots and collateral still stands.
 ROOTS_ONLY: dict[tuple[str, str], str] = {
@@ -98,8 +121,8 @@ def test_scenario_verdicts(scenario: Scenario) -> None:
 
 @pytest.mark.parametrize(
     ("scenario", "left_out"),
-    [(s, source) for s in SCENARIOS for source in SOURCES if (s.name, source) not in NOT_HELD],
-    ids=[f"{s.name}-without-{source}" for s in SCENARIOS for source in SOURCES if (s.name, source) not in NOT_HELD],
+    [(s, source) for s in LEFT_OUT for source in SOURCES if (s.name, source) not in NOT_HELD],
+    ids=[f"{s.name}-without-{source}" for s in LEFT_OUT for source in SOURCES if (s.name, source) not in NOT_HELD],
 )
 def test_scenario_verdicts_with_a_source_left_out(scenario: Scenario, left_out: str) -> None:
     result = correlated(scenario, left_out)
