@@ -177,3 +177,16 @@ def test_unknown_experiment_suggests_names(live, prometheus_servers) -> None:
     discovery = collector.discover(query)
     assert discovery.pods == ()
     assert "tokenize-pile-shard42" in discovery.candidates
+
+
+def test_through_gather_the_source_reports_ok_with_its_detail(prometheus_servers) -> None:
+    from whathappened.gather import gather
+
+    scenario = SCENARIOS["xid79-fallen-off-bus"]
+    source = PrometheusCollector(PrometheusSettings(url=prometheus_servers.url_for(scenario.name)))
+    gathered = gather([source], query_of(scenario), deadline_s=60)
+    [report] = gathered.sources
+    assert (report.name, report.status) == ("prometheus", "ok")
+    assert report.requests == source.requests > 0
+    assert "dcgm-exporter on 4 of 4 nodes" in report.detail
+    assert any(e.kind == "gpu-xid" for e in gathered.timeline)
