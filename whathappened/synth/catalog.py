@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from whathappened.synth import demo, stories_gpu, stories_hw, stories_k8s
+from whathappened.synth import demo, stories_cloud, stories_gpu, stories_hw, stories_k8s
 from whathappened.synth.ids import Ids
 from whathappened.synth.spec import Recording
 
@@ -26,6 +26,7 @@ SCENARIOS: dict[str, Story] = {
     "guard-xid-predates-pod": stories_hw.xid_predates_pod,
     "guard-clock-skew": stories_hw.clock_skew,
     "gpu-uncontained-ecc": stories_gpu.uncontained_ecc,
+    "spot-preemption-azure": stories_cloud.azure_spot,
 }
 
 DEMOS: dict[str, Story] = {
