@@ -7,7 +7,11 @@ The CLI-subprocess acceptance tests live elsewhere; these pin the correlation it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
+import shutil
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,7 @@ from whathappened.correlate import CAUSES, Correlation, correlate
 from whathappened.gather import gather
 from whathappened.model import Window
 from whathappened.scope import Collector, Query
+from whathappened.timeutils import isoformat, parse_timestamp
 
 SHARED = all_scenarios()
 OURS = all_scenarios(REPO / "tests" / "scenarios")
@@ -149,3 +154,31 @@ def test_maintenance_next_step_and_chain_order() -> None:
     assert result.root_cause is not None and result.root_cause.cause == "host-maintenance"
     assert result.next_step.startswith("resubmitting is safe")
     assert result.lost_work is not None and result.lost_work.gpu_hours > 0
+
+
+SKEWED = ("maintenance-eviction", "xid79-fallen-off-bus", "ecc-dbe", "app-traceback", "history-after-deletion")
+
+
+def _with_log_clock_shifted(scenario: Scenario, seconds: int, folder: Path) -> Scenario:
+    """A copy of the scenario whose log shipper's clock runs ``seconds`` off the cluster's."""
+    shutil.copytree(scenario.path, folder)
+    lines = []
+    for line in (scenario.path / "logs.ndjson").read_text().splitlines():
+        doc = json.loads(line)
+        at = parse_timestamp(doc.get("@timestamp"))
+        if at is not None:
+            doc["@timestamp"] = isoformat(at + timedelta(seconds=seconds))
+        lines.append(json.dumps(doc))
+    target = folder / "logs.ndjson"
+    target.chmod(0o644)
+    target.write_text("\n".join(lines) + "\n")
+    return dataclasses.replace(scenario, path=folder)
+
+
+@pytest.mark.parametrize("seconds", [-110, 110])
+@pytest.mark.parametrize("name", SKEWED)
+def test_log_clock_skew_under_two_minutes_changes_no_verdict(name: str, seconds: int, tmp_path: Path) -> None:
+    scenario = next(s for s in SHARED if s.name == name)
+    shifted = _with_log_clock_shifted(scenario, seconds, tmp_path / name)
+    assert (shifted.path / "logs.ndjson").read_text() != (scenario.path / "logs.ndjson").read_text()
+    check(correlated(shifted), scenario.expected)
