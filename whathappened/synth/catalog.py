@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from whathappened.synth import demo, stories_cloud, stories_gpu, stories_hw, stories_k8s
+from whathappened.synth import demo, stories_cloud, stories_gpu, stories_guards, stories_hw, stories_k8s
 from whathappened.synth.ids import Ids
 from whathappened.synth.spec import Recording
 
@@ -21,8 +21,8 @@ SCENARIOS: dict[str, Story] = {
     "liveness-probe": stories_k8s.liveness_probe,
     "deadline-exceeded": stories_k8s.deadline_exceeded,
     "completed": stories_k8s.completed,
-    "guard-drain-exit137-not-oom": stories_k8s.drain_137_not_oom,
-    "guard-sigterm-scale-down": stories_k8s.sigterm_scale_down,
+    "guard-drain-exit137-not-oom": stories_guards.drain_137_not_oom,
+    "guard-sigterm-scale-down": stories_guards.sigterm_scale_down,
     "guard-xid-predates-pod": stories_hw.xid_predates_pod,
     "guard-clock-skew": stories_hw.clock_skew,
     "gpu-uncontained-ecc": stories_gpu.uncontained_ecc,
