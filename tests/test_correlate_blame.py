@@ -221,3 +221,9 @@ def test_verdict_category_and_retryable_come_from_the_cause_table():
     events += [ev(Kind.NCCL_TIMEOUT, at(60), "w-1", "n1"), exited("w-1", "n1", at(60, 5), 134)]
     for v in run(pods, events).verdicts:
         assert (v.category, v.retryable) == (CAUSES[v.cause].category, CAUSES[v.cause].retryable)
+
+
+def test_every_cause_has_plain_words_for_collateral_sentences():
+    from whathappened.correlate.templates import NEXT_STEPS, PLAIN
+
+    assert set(PLAIN) == set(CAUSES) and set(NEXT_STEPS) == set(CAUSES)

@@ -84,6 +84,34 @@ NEXT_STEPS: Mapping[str, str] = {
 }
 NOTHING_FAILED = "nothing failed in this window"
 
+# Each cause in a few plain words, for sentences that name another pod's failure.
+PLAIN: Mapping[str, str] = {
+    "host-maintenance": "host maintenance",
+    "spot-preemption": "a spot reclaim",
+    "node-failure": "its node failing",
+    "node-pressure-eviction": "a kubelet eviction",
+    "gpu-fallen-off-bus": "its GPU falling off the bus",
+    "gpu-memory-error": "a GPU memory error",
+    "gpu-hardware-error": "a GPU fault",
+    "nvlink-error": "an NVLink error",
+    "gpu-thermal": "its GPU overheating",
+    "network-error": "a network fault",
+    "nccl-timeout": "an NCCL timeout",
+    "nccl-error": "an NCCL error",
+    "peer-failure": "another rank failing",
+    "scheduler-preemption": "preemption",
+    "unschedulable": "not being scheduled",
+    "oom-killed": "running out of memory",
+    "cuda-oom": "running out of GPU memory",
+    "application-error": "an application error",
+    "config-error": "a configuration error",
+    "liveness-probe": "a failed liveness probe",
+    "deadline-exceeded": "its Job's deadline",
+    "deleted": "being stopped",
+    "completed": "finishing",
+    "unknown": "an unexplained exit",
+}
+
 
 class _Facts(dict[str, Any]):
     def __missing__(self, key: str) -> str:
