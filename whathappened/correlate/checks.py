@@ -185,8 +185,11 @@ def stopped_without_fault(case: Case, rule: Rule) -> Finding | None:
 
 
 def _not_a_fault_reason(event: TimelineEvent) -> bool:
-    reason = str(event.attrs.get("reason") or "").lower()
-    return reason in ("", "evictionbyevictionapi", "deleted", "killing")
+    """Every stop counts but a disruption the kubelet or a controller made for a reason of its own (pressure,
+    shutdown, a taint): those are faults whose rules did not match, not a user's decision."""
+    if event.kind != Kind.DISRUPTION_TARGET:
+        return True
+    return str(event.attrs.get("reason") or "").lower() in ("", "evictionbyevictionapi")
 
 
 _STATUS_CAUSES = {
