@@ -227,3 +227,28 @@ def test_every_cause_has_plain_words_for_collateral_sentences():
     from whathappened.correlate.templates import NEXT_STEPS, PLAIN
 
     assert set(PLAIN) == set(CAUSES) and set(NEXT_STEPS) == set(CAUSES)
+
+
+def test_a_rank_that_died_silently_long_before_the_others_timed_out_is_the_root():
+    pods, events = job(3)
+    events += [exited("w-2", "n2", at(20), 137)]  # gone with no word; the collective hangs
+    for i in (0, 1):
+        events += [
+            ev(Kind.NCCL_TIMEOUT, at(50), f"w-{i}", f"n{i}", source="logs", timeout_ms=1800000),
+            exited(f"w-{i}", f"n{i}", at(50, 5), 134),
+        ]
+    result = run(pods, events)
+    assert result.root_cause is not None and result.root_cause.pod == "w-2"
+    assert {verdict(result, p).caused_by for p in ("w-0", "w-1")} == {"w-2"}
+
+
+def test_a_rank_that_ended_with_the_timeouts_decides_nothing():
+    pods, events = job(3)
+    events += [exited("w-2", "n2", at(50, 20), 137)]
+    for i in (0, 1):
+        events += [
+            ev(Kind.NCCL_TIMEOUT, at(50), f"w-{i}", f"n{i}", source="logs"),
+            exited(f"w-{i}", f"n{i}", at(50, 5), 134),
+        ]
+    result = run(pods, events)
+    assert result.root_cause is None and all(v.root is None for v in result.verdicts)

@@ -45,6 +45,7 @@ REVIEWED = {
     "node-failure",
     "nvlink-error",
     "scheduler-preemption",
+    "spot-preemption-azure",
 }
 LEFT_OUT = [s for s in SCENARIOS if s in SHARED or s.name in REVIEWED]
 SOURCES = ("kubernetes", "prometheus", "logs")

@@ -77,18 +77,23 @@ def _root(judged: Sequence[Judged], timeline: Sequence[TimelineEvent]) -> Judged
 
 
 def _pointed_at(judged: Sequence[Judged], timeline: Sequence[TimelineEvent]) -> Judged | None:
-    """NCCL's "remote process exited" on the survivors points at the rank that exited first without one."""
-    reports = [
-        timeline[i].at
-        for j in judged
-        if cause(j.finding.cause).reaction
-        for i in j.finding.evidence
-        if _remote_exit(timeline[i])
-    ]
-    if not reports:
-        return None
+    """The rank that went down first without a fault of its own, when the others only reacted.
+
+    NCCL's "remote process exited" on the survivors points at a rank that exited (within the skew of the first
+    report). Timeouts and other reactions say less, so then the silent rank must have ended clearly before the
+    first of them.
+    """
+    reactions = [j for j in judged if cause(j.finding.cause).reaction]
+    remote = [timeline[i].at for j in reactions for i in j.finding.evidence if _remote_exit(timeline[i])]
+    if remote:
+        deadline = min(remote) + SKEW
+    else:
+        first = [j.finding.onset for j in reactions]
+        if not first:
+            return None
+        deadline = min(first) - SKEW
     silent = [j for j in judged if not cause(j.finding.cause).reaction and j.finding.cause != "completed"]
-    before = [j for j in silent if j.fate.ended <= min(reports) + SKEW]
+    before = [j for j in silent if j.fate.ended <= deadline]
     return min(before, key=_first) if before else None
 
 
