@@ -252,3 +252,19 @@ def test_a_rank_that_ended_with_the_timeouts_decides_nothing():
         ]
     result = run(pods, events)
     assert result.root_cause is None and all(v.root is None for v in result.verdicts)
+
+
+def test_nothing_found_is_nothing_failed():
+    result = run([], [])
+    assert (result.verdicts, result.root_cause, result.chain, result.lost_work) == ((), None, (), None)
+    assert result.next_step == "nothing failed in this window"
+
+
+def test_attributes_in_unexpected_shapes_do_not_break_the_rules():
+    pods, events = job(1)
+    events += [
+        ev(Kind.GPU_XID, at(30), node="n0", xid="79"),  # a string, as a log parser may leave it
+        ev(Kind.MAINTENANCE_NOTICE, at(10), node="n0", not_before="07:16"),  # not a datetime
+        exited("w-0", "n0", at(30, 5), 1),
+    ]
+    assert verdict(run(pods, events), "w-0").cause == "gpu-fallen-off-bus"
