@@ -224,7 +224,8 @@ class LogCollector:
     # -- protocol --
 
     def discover(self, query: Query) -> Discovery:
-        docs: list[tuple[str, Mapping[str, Any]]] = list(self._pod_representatives(query))
+        keyword = self._keyword_fields(query.label_keys)
+        docs: list[tuple[str, Mapping[str, Any]]] = list(self._pod_representatives(query, keyword))
         docs.extend(
             self._paged(
                 self.settings.event_index,
@@ -235,7 +236,8 @@ class LogCollector:
         found = _log_parse.discover_from_documents(docs, query, self.mapping)
         if found.pods:
             return found
-        candidates = _log_parse.discover_from_documents(list(self._label_values(query)) + docs, query, self.mapping)
+        values = list(self._label_values(query, keyword))
+        candidates = _log_parse.discover_from_documents(values + docs, query, self.mapping)
         return Discovery(candidates=candidates.candidates)
 
     def collect(self, scope: Scope) -> list[TimelineEvent]:
@@ -326,13 +328,15 @@ class LogCollector:
 
     # -- discovery steps --
 
-    def _pod_representatives(self, query: Query) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _pod_representatives(self, query: Query, keyword: Mapping[str, str]) -> Iterator[tuple[str, dict[str, Any]]]:
         """One small synthetic document per (namespace, pod, node, container) the label selects, from a
-        composite aggregation: the pod list without fetching a single log line. First label key wins."""
-        keyword = self._keyword_fields()
+        composite aggregation: the pod list without fetching a single log line. First label key wins; keys
+        no index has a field for cost no request."""
         if self.mapping.pod not in keyword or self.mapping.namespace not in keyword:
             return
         for key in query.label_keys:
+            if not any(field in keyword for field in self.mapping.label_fields(key)):
+                continue
             buckets = list(self._buckets(query, key, keyword))
             for bucket in buckets:
                 yield "logs", self._representative(bucket, key, query.experiment)
@@ -369,9 +373,8 @@ class LogCollector:
         set_path(doc, self.mapping.label_fields(key)[0], experiment)
         return doc
 
-    def _label_values(self, query: Query) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _label_values(self, query: Query, keyword: Mapping[str, str]) -> Iterator[tuple[str, dict[str, Any]]]:
         """Experiment names the label fields hold in the window, for "did you mean" (no pods matched)."""
-        keyword = self._keyword_fields()
         for key in query.label_keys:
             for field in self.mapping.label_fields(key):
                 if field not in keyword:
@@ -394,12 +397,10 @@ class LogCollector:
                     set_path(doc, self.mapping.timestamp[0], query.window.start.isoformat())
                     yield "logs", doc
 
-    def _keyword_fields(self) -> dict[str, str]:
+    def _keyword_fields(self, label_keys: Sequence[str]) -> dict[str, str]:
         """field -> the aggregatable field for it (itself when keyword, else its ``.keyword`` sub-field)."""
         wanted = [self.mapping.pod, self.mapping.namespace, self.mapping.node, self.mapping.container]
-        from whathappened.scope import DEFAULT_LABEL_KEYS
-
-        wanted += [f for key in DEFAULT_LABEL_KEYS for f in self.mapping.label_fields(key)]
+        wanted += [f for key in label_keys for f in self.mapping.label_fields(key)]
         # GET with the field list as a parameter: some OpenSearch-API servers read a POST's (empty) body instead.
         caps = self._call(
             lambda c: c.perform_request(

@@ -1,0 +1,312 @@
+"""Benchmark: the log collector's bounded, server-filtered searches against the naive way, on a large experiment.
+
+Generates a synthetic log store in the shape Filebeat writes (ECS, ``logs-k8s-*`` container lines and
+``logs-node-*`` kernel lines): P pods (8 per node) of one experiment over H hours, D documents in all, mostly
+ordinary training chatter (step/loss lines, dataloader and NCCL INFO lines), with a few hundred signature lines
+planted (an Xid 79 on one node and its GPU UUID line, CUDA and NCCL errors on the ranks, a traceback, a
+checkpoint every hour, kernel OOM kills, NCCL watchdog timeouts), plus documents of another experiment on the
+same nodes that no query may return. Loads it into osmem-server (in-memory OpenSearch API), then:
+
+- smart: LogCollector.discover + collect, exactly as the CLI runs them;
+- naive: every document of every pod and node of the experiment in the window, paged with search_after at
+  10,000 a page, matched locally with the same parser.
+
+Reports requests, documents transferred and wall time for both, and checks that both give the same timeline.
+Not part of the test suite.
+
+    .venv/bin/python bench/logs_bench.py                          # 1,000,000 docs, 512 pods, 6 h
+    .venv/bin/python bench/logs_bench.py --docs 100000 --pods 64  # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from whathappened.collectors import _log_parse, _log_query  # noqa: E402
+from whathappened.collectors.logs import LogCollector, make_client  # noqa: E402
+
+from tests.fixtures.search import osmem_binary  # noqa: E402
+from tests.support import free_port, server_process  # noqa: E402
+from whathappened.config import ElasticsearchSettings  # noqa: E402
+from whathappened.kinds import Kind  # noqa: E402
+from whathappened.model import Window  # noqa: E402
+from whathappened.scope import Query, Scope  # noqa: E402
+
+START = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
+EXPERIMENT = "bench-llm-pretrain"
+OTHER = "bench-other-sweep"
+NAMESPACE = "research"
+LABEL = "training_kubeflow_org/job-name"
+ORDINARY = (
+    "step={step} loss={loss:.4f} lr=3.0e-04 tokens_per_sec={tps} mfu=0.41",
+    "[rank{rank}]: dataloader worker {w} prefetched shard {step} in 0.{tps}s",
+    "{host}:{pid}:{pid} [{gpu}] NCCL INFO Channel {w:02d}/32 : {rank} -> {peer} via P2P/IPC",
+    "[rank{rank}]: grad_norm={loss:.3f} skipped=0 scale=65536.0",
+)
+KERNEL = (
+    "IPv6: ADDRCONF(NETDEV_CHANGE): veth{pid}: link becomes ready",
+    "audit: type=1400 audit({tps}.{w}:{pid}): apparmor",
+)
+
+
+def pod_name(i: int) -> str:
+    return f"{EXPERIMENT}-worker-{i}"
+
+
+def node_name(i: int) -> str:
+    return f"gpu-node-{i // 8:03d}"
+
+
+def container_doc(at: datetime, pod: str, node: str, message: str, experiment: str = EXPERIMENT) -> dict[str, Any]:
+    return {
+        "@timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+        "message": message,
+        "stream": "stderr" if "Error" in message or "WARN" in message else "stdout",
+        "kubernetes": {
+            "namespace": NAMESPACE,
+            "pod": {"name": pod},
+            "node": {"name": node},
+            "container": {"name": "pytorch"},
+            "labels": {LABEL: experiment},
+        },
+        "host": {"name": node},
+    }
+
+
+def node_doc(at: datetime, node: str, message: str) -> dict[str, Any]:
+    return {
+        "@timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+        "message": message,
+        "host": {"name": node},
+        "process": {"name": "kernel"},
+    }
+
+
+def planted(pods: int, hours: float) -> list[tuple[str, dict[str, Any]]]:
+    """The signature lines: what the collector must find among the chatter."""
+    crash = START + timedelta(hours=hours * 0.8)
+    bad = pods // 3
+    bad_node = node_name(bad)
+    docs = [
+        ("node", node_doc(crash - timedelta(seconds=2), bad_node, "NVRM: GPU at PCI:0000:9b:00: GPU-3982b923-68d9-1c75-a7ea-e1845c4aca6e")),
+        ("node", node_doc(crash, bad_node, "NVRM: Xid (PCI:0000:9b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.")),
+        ("pod", container_doc(crash + timedelta(seconds=4), pod_name(bad), bad_node, "RuntimeError: CUDA error: unspecified launch failure")),
+        ("pod", container_doc(crash + timedelta(seconds=9), pod_name(bad), bad_node, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED")),
+        ("pod", container_doc(crash + timedelta(seconds=5), pod_name(bad + 1), node_name(bad + 1),
+            'Traceback (most recent call last):\n  File "/workspace/train.py", line 412, in <module>\n    main()\n'
+            "RuntimeError: CUDA error: an illegal memory access was encountered")),
+    ]  # fmt: skip
+    for i in range(0, pods, 2):  # half the ranks report the NCCL failure
+        at = crash + timedelta(seconds=30 + i % 7)
+        docs.append(("pod", container_doc(at, pod_name(i), node_name(i),
+            f"[rank{i * 8}]:[E1120 ProcessGroupNCCL.cpp:632] [Rank {i * 8}] Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum=48211, OpType=ALLREDUCE, NumelIn=262144000, NumelOut=262144000, Timeout(ms)=1800000) "
+            "ran for 1800043 milliseconds before timing out.")))  # fmt: skip
+    for hour in range(int(hours)):
+        at = START + timedelta(hours=hour + 0.5)
+        docs.append(("pod", container_doc(at, pod_name(0), node_name(0),
+            f"  successfully saved checkpoint from iteration {1000 * (hour + 1)} to /ckpt/{EXPERIMENT}")))  # fmt: skip
+    for k in range(3):
+        at = START + timedelta(hours=hours * 0.3 + k)
+        docs.append(("node", node_doc(at, node_name(8 * (k + 2)), f"Memory cgroup out of memory: Killed process {4100 + k} (pt_data_worker) total-vm:7156kB, anon-rss:6701kB")))  # fmt: skip
+    return docs
+
+
+def generate(total: int, pods: int, hours: float, seed: int = 7) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``total`` documents: the planted lines, node chatter (2 %), another experiment's pods (5 %), the rest
+    ordinary lines of the experiment's pods, spread evenly over the window."""
+    rng = random.Random(seed)
+    signatures = planted(pods, hours)
+    yield from signatures
+    nodes = sorted({node_name(i) for i in range(pods)})
+    span = hours * 3600
+    ordinary = total - len(signatures)
+    for n in range(ordinary):
+        at = START + timedelta(seconds=span * n / ordinary)
+        values = {"step": n // pods, "loss": 2 + rng.random(), "tps": 400000 + n % 9999, "rank": n % (pods * 8),
+                  "w": n % 32, "host": nodes[n % len(nodes)], "pid": 1000 + n % 5000, "gpu": n % 8, "peer": (n + 1) % 64}  # fmt: skip
+        roll = n % 100
+        if roll < 2:
+            yield "node", node_doc(at, nodes[n % len(nodes)], KERNEL[n % 2].format(**values))
+        elif roll < 7:
+            i = n % pods
+            yield "pod", container_doc(at, f"{OTHER}-worker-{i}", node_name(i), ORDINARY[0].format(**values), OTHER)
+        else:
+            i = n % pods
+            yield "pod", container_doc(at, pod_name(i), node_name(i), ORDINARY[n % len(ORDINARY)].format(**values))
+
+
+def write_seed(path: Path, docs: Iterator[tuple[str, dict[str, Any]]]) -> int:
+    """The store as one bulk NDJSON file, which osmem-server loads at start (faster than HTTP _bulk)."""
+    count = 0
+    partial = path.with_suffix(".partial")
+    with partial.open("w", encoding="utf-8") as out:
+        for kind, doc in docs:
+            index = "logs-k8s-2026.11.20" if kind == "pod" else "logs-node-2026.11.20"
+            out.write(json.dumps({"create": {"_index": index}}) + "\n" + json.dumps(doc) + "\n")
+            count += 1
+    partial.rename(path)
+    return count
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def smart(settings: ElasticsearchSettings, query: Query) -> dict[str, Any]:
+    collector = LogCollector(make_client(settings, flavor="opensearch", timeout_s=120), settings)
+    began = time.perf_counter()
+    found = collector.discover(query)
+    discovered = time.perf_counter()
+    discover_requests, discover_docs = collector.requests, collector.documents
+    scope = Scope(query, found.pods, found.nodes)
+    events = collector.collect(scope)
+    done = time.perf_counter()
+    return {
+        "pods": len(found.pods),
+        "nodes": len(found.nodes),
+        "discover_s": discovered - began,
+        "discover_requests": discover_requests,
+        "discover_docs": discover_docs,
+        "collect_s": done - discovered,
+        "collect_requests": collector.requests - discover_requests,
+        "collect_docs": collector.documents - discover_docs,
+        "events": events,
+        "scope": scope,
+    }
+
+
+def naive(settings: ElasticsearchSettings, scope: Scope) -> dict[str, Any]:
+    """Every document of the experiment's pods and nodes in the window, then the same local matching."""
+    client = make_client(settings, flavor="opensearch", timeout_s=600)
+    mapping = _log_parse.mapping_for("ecs")
+    window = scope.window
+    query = {
+        "bool": {
+            "filter": [_log_query.in_window(mapping.timestamp, window.start, window.end)],
+            "should": [
+                _log_query.exact(mapping.pod, scope.pod_names),
+                {"bool": {"filter": [_log_query.exact("host.name", scope.node_names)], "must_not": [{"exists": {"field": mapping.pod}}]}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }  # fmt: skip
+    docs: list[tuple[str, dict[str, Any]]] = []
+    requests, after, began = 0, None, time.perf_counter()
+    while True:
+        body: dict[str, Any] = {
+            "size": 10000,
+            "query": query,
+            "sort": _log_query.sort_by_time(mapping),
+            "track_total_hits": False,
+        }
+        if after is not None:
+            body["search_after"] = after
+        hits = client.search(index=settings.log_index, **body).body["hits"]["hits"]
+        requests += 1
+        docs.extend((h["_index"], h["_source"]) for h in hits)
+        if len(hits) < 10000:
+            break
+        after = hits[-1]["sort"]
+    fetched = time.perf_counter()
+    events = _log_parse.events_from_documents(docs, scope, mapping)
+    return {
+        "requests": requests,
+        "docs": len(docs),
+        "fetch_s": fetched - began,
+        "match_s": time.perf_counter() - fetched,
+        "events": events,
+    }
+
+
+def report(
+    args: argparse.Namespace,
+    loaded: int,
+    load_s: float,
+    load_cpu: float,
+    rss: float,
+    fast: dict[str, Any],
+    slow: dict[str, Any],
+) -> str:
+    signature = [e for e in fast["events"] if e.kind != Kind.LOG_LINE]
+    same = sorted(map(repr, (e.identity for e in fast["events"]))) == sorted(
+        map(repr, (e.identity for e in slow["events"]))
+    )
+    fast_docs = fast["discover_docs"] + fast["collect_docs"]
+    fast_s = fast["discover_s"] + fast["collect_s"]
+    slow_s = slow["fetch_s"] + slow["match_s"]
+    rows = [
+        f"documents in the store: {loaded:,} ({args.pods} pods on {args.pods // 8} nodes, {args.hours} h); osmem-server loaded it in {load_s:.0f} s ({load_cpu:.0f} CPU-s), RSS {rss:,.0f} MiB",
+        f"smart  discover: {fast['discover_requests']} requests, {fast['discover_docs']} documents, {fast['discover_s']:.2f} s -> {fast['pods']} pods, {fast['nodes']} nodes",
+        f"smart  collect:  {fast['collect_requests']} requests, {fast['collect_docs']:,} documents, {fast['collect_s']:.2f} s -> {len(fast['events'])} events ({len(signature)} signature events)",
+        f"smart  total:    {fast['discover_requests'] + fast['collect_requests']} requests, {fast_docs:,} documents, {fast_s:.2f} s",
+        f"naive  total:    {slow['requests']} requests, {slow['docs']:,} documents, {slow_s:.2f} s (fetch {slow['fetch_s']:.2f} s, match {slow['match_s']:.2f} s)",
+        f"ratio:           {slow['docs'] / max(fast_docs, 1):,.0f}x fewer documents, {slow_s / max(fast_s, 1e-9):,.1f}x faster; same timeline: {same}",
+    ]  # fmt: skip
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--pods", type=int, default=512)
+    parser.add_argument("--hours", type=float, default=6.0)
+    parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "whathappened-logs-bench"))
+    args = parser.parse_args()
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    seed = workdir / f"logs-{args.docs}-{args.pods}-{args.hours:g}h.ndjson"
+    if not seed.exists():
+        write_seed(seed, generate(args.docs, args.pods, args.hours))
+    loaded = sum(1 for _ in seed.open()) // 2
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [
+        osmem_binary(),
+        "--addr",
+        f"127.0.0.1:{port}",
+        "--no-ja",
+        "--no-stdin-watch",
+        "--parent-pid",
+        str(os.getpid()),
+    ]
+    command += ["--seed", str(seed)]
+    began = time.perf_counter()
+    with server_process(command, f"{url}/", workdir / "osmem.log", timeout=3 * 3600) as process:
+        load_s = time.perf_counter() - began
+        load_cpu = cpu_s(process.pid)
+        rss = rss_mib(process.pid)
+        settings = ElasticsearchSettings(url=url, log_index="logs-*", event_index="kube-events-*")
+        window = Window(START, START + timedelta(hours=args.hours))
+        query = Query(EXPERIMENT, NAMESPACE, window)
+        fast = smart(settings, query)
+        slow = {"requests": 0, "docs": 0, "fetch_s": 0.0, "match_s": 0.0, "events": fast["events"]}
+        if not args.skip_naive:
+            slow = naive(settings, fast["scope"])
+        print(report(args, loaded, load_s, load_cpu, rss, fast, slow))
+
+
+if __name__ == "__main__":
+    main()
