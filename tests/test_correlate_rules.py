@@ -478,3 +478,22 @@ def test_running_pod_gets_no_verdict():
     base, starts = ran(P, N)
     base = pod(P, N, phase="Running")
     assert run([base], starts).verdicts == ()
+
+
+def test_crash_then_controller_cleanup_on_a_node_with_maintenance_pending_keeps_its_cause():
+    v = single(
+        ev(Kind.MAINTENANCE_NOTICE, at(55), node=N, provider="azure", event_type="Reboot"),
+        ev(Kind.APP_EXCEPTION, at(62), P, N, source="logs", exception="KeyError", message="'x'"),
+        exited(P, N, at(62, 3), 1),
+        ev(Kind.KILLING, at(62, 8), P, N),  # JobSet deletes the failed pod
+    )
+    assert v.cause == "application-error"
+
+
+def test_crash_just_before_a_spot_notice_keeps_its_cause():
+    v = single(
+        ev(Kind.CUDA_OOM, at(49), P, N, source="logs"),
+        ev(Kind.SPOT_INTERRUPTION, at(50), node=N, provider="aws"),
+        exited(P, N, at(50, 5), 1),
+    )
+    assert v.cause == "cuda-oom"

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from whathappened.correlate import words
 from whathappened.correlate.evidence import (
     ELSEWHERE,
     GPU,
+    HOST,
     NODE,
     POD,
     SKEW,
@@ -45,8 +46,11 @@ POD_DISRUPTIONS = frozenset(
         Kind.TAINT_EVICTION,
         Kind.SIGTERM_RECEIVED,
         Kind.POD_DELETED,
-        Kind.POD_FAILED,
     }
+)
+# What a pod logs or reports when it fails by itself; before a drain, it means the drain did not kill it.
+OWN_FAILURES = frozenset(
+    {Kind.APP_EXCEPTION, Kind.CUDA_OOM, Kind.CUDA_ERROR, Kind.OOM_KILLED, Kind.NCCL_ERROR, Kind.NCCL_TIMEOUT}
 )
 NODE_DISRUPTIONS = frozenset(
     {
@@ -69,7 +73,7 @@ def host_maintenance(case: Case, rule: Rule) -> Finding | None:
 def spot_interruption(case: Case, rule: Rule) -> Finding | None:
     notices = case.find(NOTICE_KINDS, NODE, SPOT_LOOKBACK, SKEW, words.is_spot_notice)
     finding = _notice_chain(case, rule, notices)
-    if finding is None and notices:
+    if finding is None and notices and not _failed_first(case, SPOT_LOOKBACK + SKEW, case.fate.ended + SKEW):
         # The node vanished with the pod on it: no drain needs to be recorded for a reclaimed spot VM.
         return replace(found(case, rule, notices), confidence=0.8)
     return finding
@@ -81,7 +85,10 @@ def _notice_chain(case: Case, rule: Rule, notices: tuple[int, ...]) -> Finding |
     first = min(case.event(i).at for i in notices)
     since = case.fate.ended - first + SKEW
     pod_side = case.find(POD_DISRUPTIONS, POD, since, SKEW)
-    node_side = case.find(NODE_DISRUPTIONS, NODE, since, SKEW)
+    node_side = case.find(NODE_DISRUPTIONS, HOST, since, SKEW)
+    disrupted = min((case.event(i).at for i in pod_side + node_side), default=case.fate.ended + SKEW)
+    if _failed_first(case, since, disrupted):
+        return None  # it was failing on its own before anyone drained it: its own rule explains it
     if pod_side:
         finding = found(case, rule, notices, pod_side + node_side)
         return replace(finding, onset=min(case.event(i).at for i in pod_side))
@@ -90,6 +97,11 @@ def _notice_chain(case: Case, rule: Rule, notices: tuple[int, ...]) -> Finding |
     if _after_not_before(case, notices):
         return replace(found(case, rule, notices), confidence=round(rule.confidence - 0.2, 2))
     return None
+
+
+def _failed_first(case: Case, since: timedelta, disrupted: datetime) -> bool:
+    own = case.find(OWN_FAILURES, POD, since, SKEW, words.own_failure)
+    return any(case.event(i).at < disrupted for i in own)
 
 
 def _after_not_before(case: Case, notices: tuple[int, ...]) -> bool:

@@ -127,6 +127,11 @@ def own_exception(event: TimelineEvent) -> bool:
     return not any(w in text for w in REACTION_EXCEPTION_WORDS)
 
 
+def own_failure(event: TimelineEvent) -> bool:
+    """A failure the pod reported itself (an exception of its own, CUDA, memory, NCCL), not a shutdown message."""
+    return event.kind != Kind.APP_EXCEPTION or own_exception(event)
+
+
 def cannot_run(event: TimelineEvent) -> bool:
     return _reason(event) in ("containercannotrun", "starterror", "createcontainererror", "runcontainererror")
 
