@@ -78,6 +78,11 @@ def build(opts: ScaleOptions, ids: Ids) -> tuple[Recording, Pod, datetime]:
     fault = s.start + min(timedelta(hours=opts.hours * 0.7, seconds=ids.number(0, 600, "fault")), latest)
     xid(rec, victim.node, 6, fault, 79, "GPU has fallen off the bus.", None)
     rec.gpu_gone[(victim.node.name, 6)] = fault
+    # Noise a large fleet always has: a row-remap event (Xid 63, no action needed) on another rank's GPU.
+    other = pods[(pods.index(victim) + 7) % len(pods)]
+    if other is not victim and other.node is not None:
+        remap = "Row Remapper: New row (0x00000000007ab1c0) was marked for remapping, reset gpu to activate."
+        xid(rec, other.node, 2, s.start + timedelta(minutes=40), 63, remap, 80211)
     rank_crash(rec, victim, fault + timedelta(seconds=4), 6, [msg.cuda_error("unspecified launch failure")])
     for i, pod in enumerate(p for p in pods if p is not victim):
         at = fault + timedelta(minutes=10, seconds=3 + i % 7)
