@@ -50,7 +50,8 @@ def build(opts: ScaleOptions, ids: Ids) -> tuple[Recording, Pod, datetime]:
     s = Setup(
         f"scale-{opts.pods}",
         f"{opts.pods} pods on {opts.pods} nodes x 8 GPUs over {opts.hours:g} h: GPU 6 of one node falls off "
-        "the bus; every other rank hits the NCCL watchdog timeout ten minutes later.",
+        "the bus; every other rank hits the NCCL watchdog timeout ten minutes later. Noise: a benign Xid 63 elsewhere, "
+        "eval jobs coming and going, a flapping readiness probe, an unschedulable sweep, NIC links re-training.",
         experiment,
         "pretrain",
         "jobset.sigs.k8s.io/jobset-name",
