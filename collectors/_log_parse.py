@@ -31,11 +31,12 @@ from whathappened.collectors._log_fields import (
     shorten,
     time_of,
 )
-from whathappened.collectors.signatures import SIGNATURES, Signature, traceback_attrs
+from whathappened.collectors.signatures import SIGNATURES, XID_SEVERITY, Signature, traceback_attrs
 
 from whathappened.kinds import Kind, severity_of
 from whathappened.model import ContainerInfo, NodeInfo, PodInfo, Severity, Subject, TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
+from whathappened.timeutils import parse_timestamp
 
 __all__ = [
     "PRESETS",
@@ -186,9 +187,10 @@ def _discover_log(
 
 
 def _discover_event(doc: Mapping[str, Any], query: Query, found: dict[int, dict[Any, _Seen]], seen: set[str]) -> None:
-    event = _kube_parse.parse_event(doc, source=SOURCE)
+    """Any archived pod Event names its pod, whether or not the timeline tracks its reason."""
     regarding = _kube_parse.event_regarding(doc)
-    if event is None or not _event_in_window(event, query.window):
+    at = _event_time(doc)
+    if at is None or not _near_window(at, query.window):
         return
     namespace = name_of(regarding, "namespace") or name_of(doc, "metadata.namespace")
     if query.namespace is not None and namespace != query.namespace:
@@ -204,7 +206,35 @@ def _discover_event(doc: Mapping[str, Any], query: Query, found: dict[int, dict[
         name = name_of(regarding, "name")
         if value == query.experiment and regarding.get("kind") == "Pod" and name and namespace:
             entry = found[rank].setdefault((namespace, name), _Seen(key, value))
-            entry.saw(event.subject.node, event.at, event.subject.container)
+            entry.saw(_event_node(doc), at, None)
+
+
+def _event_time(doc: Mapping[str, Any]) -> datetime | None:
+    """The time parse_event gives an Event: eventTime, series, last, first, then creation."""
+    for path in (
+        "eventTime",
+        "series.lastObservedTime",
+        "lastTimestamp",
+        "deprecatedLastTimestamp",
+        "firstTimestamp",
+        "deprecatedFirstTimestamp",
+        "metadata.creationTimestamp",
+    ):
+        value = get_path(doc, path)
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            at = parse_timestamp(value)
+            if at is not None:
+                return at
+    return None
+
+
+def _event_node(doc: Mapping[str, Any]) -> str | None:
+    """The kubelet that reported a pod Event is on the pod's node."""
+    host = name_of(doc, "source.host") or name_of(doc, "deprecatedSource.host")
+    component = name_of(doc, "source.component") or name_of(doc, "reportingComponent")
+    if host is None and component == "kubelet":
+        host = name_of(doc, "reportingInstance")
+    return host
 
 
 def _event_label(labels: Mapping[str, Any], key: str) -> str | None:
@@ -219,8 +249,12 @@ def _event_label(labels: Mapping[str, Any], key: str) -> str | None:
 
 
 def _event_in_window(event: TimelineEvent, window: Window) -> bool:
+    return _near_window(event.at, window)
+
+
+def _near_window(at: datetime, window: Window) -> bool:
     slack = _kube_parse.WINDOW_SLACK
-    return window.start - slack <= event.at <= window.end + slack
+    return window.start - slack <= at <= window.end + slack
 
 
 # --- collection ---------------------------------------------------------------------------------------------
@@ -316,7 +350,7 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
 
 def _event(at: datetime, signature: Signature, attrs: dict[str, Any], subject: Subject, text: str) -> TimelineEvent:
     kind = signature.kind or Kind.LOG_LINE
-    severity: Severity = signature.severity or severity_of(kind)
+    severity: Severity = signature.severity or XID_SEVERITY.get(attrs.get("xid", -1)) or severity_of(kind)
     return TimelineEvent(
         at=at,
         source=SOURCE,

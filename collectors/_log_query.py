@@ -67,6 +67,12 @@ def signature_filter(mapping: FieldMapping) -> Query:
     return any_of(clauses)
 
 
+def log_source(mapping: FieldMapping) -> dict[str, list[str]]:
+    """Only the fields the parser reads come back (shippers add kilobytes of agent metadata per line)."""
+    fields = [*mapping.timestamp, *mapping.message, mapping.pod, mapping.namespace, mapping.node, mapping.container]
+    return {"includes": [*dict.fromkeys(fields), f"{mapping.labels}.*", *mapping.host]}
+
+
 def sort_by_time(mapping: FieldMapping, order: str = "asc") -> list[Any]:
     return [
         {mapping.timestamp[0]: {"order": order, "unmapped_type": "date", "missing": "_last"}},

@@ -319,6 +319,7 @@ class LogCollector:
             "query": _log_query.tail_lines(self.mapping, scope.window, target),
             "sort": _log_query.sort_by_time(self.mapping, "desc"),
             "track_total_hits": False,
+            "_source": _log_query.log_source(self.mapping),
         }
 
     def _collect_events(self, scope: Scope) -> None:
@@ -449,6 +450,8 @@ class LogCollector:
         because ``_doc`` is not unique across shards: re-sent hits are dropped by id, and only a page that is
         all one timestamp falls back to plain ``search_after`` so that paging always moves on."""
         body: dict[str, Any] = {"size": self.page_size, "query": query, "sort": sort, "track_total_hits": False}
+        if index == self.settings.log_index:
+            body["_source"] = _log_query.log_source(self.mapping)
         if after is not None:
             body["search_after"] = after
         hits = self._search(index, body).get("hits", {}).get("hits", [])
@@ -472,7 +475,10 @@ class LogCollector:
         return fresh
 
     def _search(self, index: str, body: dict[str, Any]) -> Mapping[str, Any]:
-        return self._call(lambda c: c.search(index=index, ignore_unavailable=True, allow_no_indices=True, **body))
+        params = dict(body)
+        if "_source" in params:
+            params["source"] = params.pop("_source")
+        return self._call(lambda c: c.search(index=index, ignore_unavailable=True, allow_no_indices=True, **params))
 
     def _msearch(self, searches: list[dict[str, Any]]) -> list[Mapping[str, Any]]:
         responses = self._call(lambda c: c.msearch(searches=searches)).get("responses", [])

@@ -718,3 +718,17 @@ SIGNATURES: tuple[Signature, ...] = (
 
 
 BY_NAME: Mapping[str, Signature] = {s.name: s for s in SIGNATURES}
+
+# Xids the NVIDIA catalog files under application faults or bookkeeping (resolution IGNORE / RESTART_APP, see
+# the reference Xid catalog) are not the hardware emergency the GPU_XID default (critical) says.
+XID_SEVERITY: Mapping[int, Severity] = {
+    13: Severity.ERROR,  # graphics engine exception: usually an application out-of-range access
+    31: Severity.ERROR,  # GPU memory page fault: usually an application bug
+    43: Severity.WARNING,  # GPU stopped processing: an application fault, the GPU stays healthy
+    45: Severity.WARNING,  # preemptive cleanup after another error (follow the other Xid)
+    63: Severity.WARNING,  # row remapping / page retirement recorded
+    92: Severity.WARNING,  # high single-bit ECC error rate (corrected)
+    94: Severity.ERROR,  # contained ECC error: one application affected
+    121: Severity.INFO,  # corrected C2C errors
+    154: Severity.WARNING,  # recovery action changed: summarizes another Xid
+}
