@@ -11,6 +11,8 @@ from whathappened.cli import options as o
 from whathappened.cli.report_io import emit, progress
 from whathappened.errors import UsageError
 
+SNAPSHOT_DEADLINE_S = 600.0
+
 
 def register(app: typer.Typer) -> None:
     app.command("explain", help="Explain why the experiment's pods ended (the default command).")(explain)
@@ -78,8 +80,14 @@ def explain(
             "--elasticsearch-url, or --snapshot DIR"
         )
     query = o.query_of(experiment, settings, sources.namespace, window)
+    # Reading local files has no server to wait for: a large snapshot gets the time it needs unless asked.
+    deadline_s = (
+        max(settings.deadline_s, SNAPSHOT_DEADLINE_S)
+        if snapshot is not None and deadline is None
+        else (settings.deadline_s)
+    )
     with progress(f"asking {', '.join(c.name for c in sources.collectors)}"):
-        report = make_report(sources.collectors, query, settings.deadline_s, sources.not_configured)
+        report = make_report(sources.collectors, query, deadline_s, sources.not_configured)
     emit(report, output, out, debug)
     if any(s.failed for s in report.sources):
         raise typer.Exit(3)
