@@ -497,3 +497,23 @@ def test_crash_just_before_a_spot_notice_keeps_its_cause():
         exited(P, N, at(50, 5), 1),
     )
     assert v.cause == "cuda-oom"
+
+
+def test_pod_left_unknown_on_a_dead_node_is_node_failure():
+    info = pod(P, N, phase="Unknown")
+    _base, starts = ran(P, N)
+    events = [*starts, ev(Kind.NODE_NOT_READY, at(60), node=N), ev(Kind.POD_PHASE, at(61), P, N, phase="Unknown")]
+    v = verdict(run([info], events), P)
+    assert v.cause == "node-failure"
+
+
+def test_pod_that_rode_out_a_node_blip_gets_no_verdict():
+    _base, starts = ran(P, N)
+    running = pod(P, N, phase="Running")
+    events = [
+        *starts,
+        ev(Kind.NODE_NOT_READY, at(60), node=N),
+        ev(Kind.NODE_NOT_READY, at(60, 30), P, N),  # the pod-level "Node is not ready"
+        ev(Kind.NODE_READY, at(61), node=N),
+    ]
+    assert run([running], events).verdicts == ()

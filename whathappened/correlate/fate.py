@@ -158,6 +158,10 @@ def _ended(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
         return finished
     if pod.phase == "Running" and not gone:
         return None
+    if pod.phase == "Unknown":  # its node stopped answering and nothing has evicted it yet
+        unknown = [e.at for e in events if e.kind == Kind.POD_PHASE and e.attrs.get("phase") == "Unknown"]
+        if unknown:
+            return max(unknown)
     fallback = [t for t in (pod.ended, pod.deleted) if t is not None]
     if fallback:
         return min(fallback)
