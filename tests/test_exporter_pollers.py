@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -11,11 +12,11 @@ from whathappened.exporters import aws, azure, gcp
 from whathappened.exporters._metadata_http import MetadataFormatError, make_client
 from whathappened.exporters.detect import detect_provider, node_name
 from whathappened.exporters.metrics import ExporterState
-from whathappened.exporters.node_events import NodeEventRecorder, event_body
+from whathappened.exporters.node_events import NodeEventRecorder, event_body, in_cluster
 from whathappened.exporters.runner import Backoff, PollLoop
 
 from tests.fixtures.metadata import MetadataServer, samples
-from whathappened.errors import SourceError, SourceTimeout, SourceUnreachable
+from whathappened.errors import ConfigError, SourceError, SourceTimeout, SourceUnreachable
 
 
 class Clock:
@@ -197,3 +198,31 @@ def test_source_errors_never_leak_query_strings(dead_url: str, client: httpx.Cli
     with pytest.raises(SourceError) as caught:
         azure.AzurePoller(client, Clock(NOW), dead_url, vm_name="x").poll()
     assert "api-version" not in str(caught.value) and "/metadata/scheduledevents" in str(caught.value)
+
+
+def test_exporter_survives_a_dead_metadata_service(dead_url: str) -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+    from whathappened.exporters.app import Exporter, ExporterConfig
+
+    config = ExporterConfig(metadata_url=dead_url, node="n", port=0, host="127.0.0.1", gpu=False)
+    registry = CollectorRegistry()
+    exporter = Exporter(config, clock=Clock(NOW), registry=registry)
+    state = exporter.loop.poll_once()  # what the loop thread does, once, without waiting for it
+    assert state.provider == "unknown" and state.errors == 1 and "unreachable" in (state.last_error or "")
+    text = generate_latest(registry).decode()
+    assert 'whathappened_poll_errors_total{provider="unknown"} 1.0' in text
+    assert 'whathappened_preflight_ok{node="n"} 0.0' in text  # no answer is not "nothing due"
+    exporter.start()
+    try:
+        health = httpx.get(f"http://127.0.0.1:{exporter.server.port}/healthz")
+        assert health.status_code == 200 and "provider=unknown" in health.text  # an outage is data, not a restart
+    finally:
+        exporter.stop()
+
+
+def test_in_cluster_config(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        in_cluster({}, tmp_path)
+    (tmp_path / "token").write_text("t")
+    cluster = in_cluster({"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}, tmp_path)
+    assert cluster.api_url == "https://[fd00::1]:443" and cluster.token_file == tmp_path / "token"
