@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import httpx
 import typer
 from typer.testing import CliRunner
 
 from tests.fixtures.metadata import MetadataServer, samples
+from tests.support import free_port, server_process
 from whathappened.cli.exporter import register
 from whathappened.errors import UsageError
 
@@ -75,3 +80,36 @@ def test_unreadable_metadata_exits_1(dead_url: str, metadata: MetadataServer) ->
 def test_bad_provider_is_a_usage_error(metadata: MetadataServer) -> None:
     result = CliRunner().invoke(_app(PREEMPT_AT), ["preflight", "--provider", "ibm", "--metadata-url", metadata.url])
     assert isinstance(result.exception, UsageError) and result.exception.exit_code == 2
+
+
+def test_real_entry_point_preflight_and_exporter(metadata: MetadataServer, dead_url: str, tmp_path: Path) -> None:
+    """The installed CLI: preflight's exit code, and the exporter process serving /healthz and /metrics."""
+    main = [sys.executable, "-m", "whathappened.cli.main"]
+    unknown = subprocess.run(
+        [*main, "preflight", "--metadata-url", dead_url], capture_output=True, text=True, timeout=60
+    )
+    assert unknown.returncode == 1 and "cannot read the cloud metadata service" in unknown.stderr
+    _azure_preempt(metadata)
+    due = subprocess.run(
+        [*main, "preflight", "--metadata-url", metadata.url], capture_output=True, text=True, timeout=60
+    )
+    assert due.returncode == 75 and "Preempt" in due.stdout  # NotBefore 2022: long due
+    port = free_port()
+    args = [
+        *main,
+        "exporter",
+        "--metadata-url",
+        metadata.url,
+        "--node",
+        "n1",
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+    ]
+    with server_process(
+        [*args, "--no-gpu", "--poll-interval", "1s"], f"http://127.0.0.1:{port}/healthz", tmp_path / "log"
+    ):
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        assert 'whathappened_preflight_ok{node="n1"}' in text
+        assert 'whathappened_gpu_health_enabled{node="n1"} 0.0' in text
