@@ -249,3 +249,32 @@ def test_server_prefilter_lets_every_signature_line_through(search_server: Searc
     returned = {hit["_id"] for hit in response.json()["hits"]["hits"]}
     missing = [lines[int(i)] for i in range(len(lines)) if str(i) not in returned]
     assert missing == []
+
+
+@pytest.mark.servers
+def test_a_one_megabyte_line_through_the_live_collector(search_server: SearchServer) -> None:
+    from whathappened.collectors.logs import LogCollector, make_client
+
+    from whathappened.config import ElasticsearchSettings
+
+    huge = "tensor dump " * 90_000 + "\nRuntimeError: CUDA error: unspecified launch failure"
+    weird = "NCCL WARN bad bytes \ufffd\ufffd( and a lone \udcff surrogate".encode("utf-8", "surrogatepass").decode(
+        "utf-8", "replace"
+    )
+    bulk = "\n".join(
+        json.dumps(value)
+        for value in (
+            {"create": {"_index": "logs-k8s-x"}},
+            _doc(huge),
+            {"create": {"_index": "logs-k8s-x"}},
+            _doc(weird, at="2026-11-20T07:00:01Z"),
+        )
+    )
+    search_server.load_ndjson("hostile", bulk)
+    settings = ElasticsearchSettings(url=search_server.url, log_index="hostile--logs-*", event_index="hostile--none-*")
+    collector = LogCollector(make_client(settings, flavor="opensearch"), settings)
+    scope = Scope(Query("e", "ns", WINDOW), (PodInfo(name="p-0", namespace="ns", phase="Running"),))
+    events = collector.collect(scope)
+    assert [e.kind for e in events] == [Kind.CUDA_ERROR, Kind.NCCL_ERROR]
+    assert all(len(e.summary) <= 300 for e in events)
+    assert len(events[0].raw["line"]) <= 4000
