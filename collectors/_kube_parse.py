@@ -237,6 +237,39 @@ def _event_key(obj: Mapping[str, Any]) -> tuple[Any, ...]:
     return (uid,) if uid else (dig(obj, "metadata", "namespace"), dig(obj, "metadata", "name"))
 
 
+# Controllers whose Events (DeadlineExceeded, BackoffLimitExceeded, SuccessfulDelete, ...) say why pods ended.
+_WORKLOAD_KINDS = frozenset(
+    {
+        "Job",
+        "JobSet",
+        "PyTorchJob",
+        "MPIJob",
+        "TFJob",
+        "TrainJob",
+        "RayJob",
+        "RayCluster",
+        "LeaderWorkerSet",
+        "StatefulSet",
+        "ReplicaSet",
+        "Deployment",
+        "VolcanoJob",
+    }
+)
+
+
+def _names_a_scope_workload(name: str, namespace: object, scope: Scope) -> bool:
+    """A workload named like the experiment, or whose name prefixes a scope pod's (``job-x`` of ``job-x-abcde``).
+
+    Owner references go with deleted pods; the naming convention of every controller stays, so a Job's
+    DeadlineExceeded still explains its pods after they are gone.
+    """
+    if not name:
+        return False
+    if name == scope.query.experiment:
+        return True
+    return any(p.namespace == namespace and p.name.startswith(f"{name}-") for p in scope.pods)
+
+
 def scope_event_objects(event_objs: Iterable[Mapping[str, Any]], scope: Scope) -> list[Mapping[str, Any]]:
     """Events about the scope's pods (by namespace/name or uid), their owners, or their nodes; one per uid."""
     pods = {(p.namespace, p.name) for p in scope.pods}
@@ -253,6 +286,7 @@ def scope_event_objects(event_objs: Iterable[Mapping[str, Any]], scope: Scope) -
             (kind == "Pod" and ((namespace, name) in pods or regarding.get("uid") in uids))
             or (kind == "Node" and name in nodes)
             or (namespace, kind, name) in owners
+            or (kind in _WORKLOAD_KINDS and _names_a_scope_workload(str(name or ""), namespace, scope))
         )
         key = _event_key(obj)
         if relevant and key not in seen:

@@ -70,8 +70,6 @@ ROOTS_ONLY: dict[tuple[str, str], str] = {
     "crash loop itself still shows in kube-state-metrics",
     ("scheduler-preemption", "kubernetes"): "the preemption is only in Kubernetes events; without them the victim's "
     "SIGTERM reads as a stop with no fault",
-    ("deadline-exceeded", "prometheus"): "the Job's DeadlineExceeded event is kept only when the pod's owner is "
-    "known, and once the pod is gone only kube-state-metrics names it",
     ("gpu-thermal", "prometheus"): "the temperature and throttling series are only in Prometheus; the rank's CUDA "
     "error and the Job's teardown of the other pod still decide root and collateral",
 }

@@ -115,6 +115,11 @@ def test_every_event_comes_back_at_its_time(outcome: dict[str, Any]) -> None:
         involved = obj["involvedObject"]
         ours = involved["name"] in (pods if involved["kind"] == "Pod" else nodes)
         ours = ours or (involved["kind"], involved["name"]) in owners
+        # the workload that ran the pods, named like the experiment or prefixing a pod's name
+        ours = ours or (
+            involved["kind"] in ("Job", "JobSet", "PyTorchJob", "MPIJob", "RayJob", "LeaderWorkerSet")
+            and (involved["name"] == scenario.experiment or any(p.startswith(involved["name"] + "-") for p in pods))
+        )
         at = _event_time(obj)
         if ours and window.start - WINDOW_SLACK <= at <= window.end + WINDOW_SLACK:
             wanted[obj["metadata"]["uid"]] = at
