@@ -1,0 +1,203 @@
+"""Loaders for the end-to-end benchmark: the generated experiment, cached under bench/out/, served on loopback by
+the Kubernetes API double, a real Prometheus (backfilled with promtool) and osmem-server (bulk-loaded).
+
+The servers are the test suite's own: tests/kube_double, tests/fixtures/prometheus.py's promtool backfill,
+bench/prom_bench.py's Prometheus launcher, tests/fixtures/search.py's osmem-server binary and
+bench/logs_bench.py's bulk loader. What is new here is only what a million documents need: the log files are
+streamed (never read whole) both into osmem-server and into the double's container-log book.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.prom_bench import prometheus
+from tests.fixtures.kube import write_kubeconfig
+from tests.fixtures.prometheus import backfill_prometheus
+from tests.fixtures.search import osmem_binary
+from tests.kube_double import KubeDouble, Store
+from tests.kube_double.store import LogBook, LogLine
+from tests.support import REPO, Scenario, free_port, load_scenario, server_process
+
+OUT = REPO / "bench" / "out"
+# The generator's filler: per-rank progress lines and the fleet's NIC-link kernel chatter. The story's own lines
+# (the Xid, the CUDA error, every rank's NCCL watchdog lines) are kept whole when the log store is sampled.
+FILLER = re.compile(r'^\{"@timestamp": "[^"]+", "message": "(\[rank\d+\] step \d+ loss |mlx5_core |IPv6: ADDRCONF)')
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Where one experiment is served, and what loading it cost."""
+
+    scenario: Scenario
+    kubeconfig: Path
+    kube: KubeDouble
+    prometheus_url: str
+    search_url: str
+    search_pid: int
+    prometheus_pid: int
+    seconds: dict[str, float]
+    documents: int
+
+
+def experiment(pods: int, root: Path = OUT) -> Path:
+    """The generator's scale experiment for ``pods`` pods (events and documents scale with it), made once."""
+    folder = root / f"scale-{pods}"
+    done = folder / ".complete"
+    if not done.exists():
+        began = time.monotonic()
+        # A separate process: the generator's memory goes back to the system before the servers load.
+        command = [sys.executable, "-m", "whathappened.synth", "scale", "--pods", str(pods), "--out", str(folder)]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        done.write_text(f"{time.monotonic() - began:.1f}\n")
+    return folder
+
+
+def generation_seconds(folder: Path) -> float:
+    return float((folder / ".complete").read_text())
+
+
+def tsdb(folder: Path) -> Path:
+    """The experiment's metrics backfilled by promtool into a TSDB next to it (cached)."""
+    data = folder / "tsdb"
+    done = folder / ".tsdb-complete"
+    if not done.exists():
+        began = time.monotonic()
+        backfill_prometheus(folder / "prometheus.om.gz", data)
+        done.write_text(f"{time.monotonic() - began:.1f}\n")
+    return data
+
+
+def sampled_logs(folder: Path, stride: int) -> Path:
+    """logs.ndjson with every story document but only one in ``stride`` of the filler lines (cached).
+
+    osmem-server keeps about 55 KB of memory per document and indexes a few hundred a second on this machine,
+    so the generator's 1,000,000 documents (about 55 GB) cannot be held here: see bench/README.md.
+    """
+    if stride <= 1:
+        return folder / "logs.ndjson"
+    path = folder / f"logs.sample-{stride}.ndjson"
+    if path.exists():
+        return path
+    seen, keep, action = 0, False, ""
+    with (folder / "logs.ndjson").open(encoding="utf-8") as source, path.with_suffix(".part").open("w") as out:
+        for line in source:
+            if line.startswith('{"create"') or line.startswith('{"index"'):
+                action = line
+                continue
+            keep = True
+            if FILLER.match(line):
+                keep = seen % stride == 0
+                seen += 1
+            if keep:
+                out.write(action)
+                out.write(line)
+    path.with_suffix(".part").rename(path)
+    return path
+
+
+def _container_line(doc: dict[str, Any]) -> tuple[tuple[str, str, str], LogLine] | None:
+    kube = doc.get("kubernetes") or {}
+    if not kube.get("pod"):
+        return None
+    key = (kube.get("namespace", ""), kube["pod"].get("name", ""), (kube.get("container") or {}).get("name", ""))
+    cid = (doc.get("container") or {}).get("id", "")
+    return key, LogLine(doc.get("@timestamp", ""), cid, str(doc.get("message", "")))
+
+
+def log_book(path: Path) -> LogBook:
+    """LogBook.from_ndjson, streamed line by line: the double's container logs without reading 600 MB at once."""
+    book = LogBook()
+    with path.open(encoding="utf-8") as stream:
+        for raw in stream:
+            if raw.startswith('{"create"') or raw.startswith('{"index"') or not raw.strip():
+                continue
+            found = _container_line(json.loads(raw))
+            if found is not None:
+                book.lines[found[0]].append(found[1])
+    for lines in book.lines.values():
+        lines.sort(key=lambda line: line.timestamp)
+    return book
+
+
+def kube_store(folder: Path, namespace: str, logs: Path) -> Store:
+    def items(name: str) -> list[dict[str, Any]]:
+        path = folder / "kubernetes" / f"{name}.json"
+        return list(json.loads(path.read_text()).get("items", [])) if path.is_file() else []
+
+    return Store.build(items("pods"), items("events"), items("nodes"), log_book(logs), [namespace])
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _search_server(work: Path, seed: Path) -> tuple[str, contextlib.AbstractContextManager[subprocess.Popen[bytes]]]:
+    """osmem-server seeded from the bulk NDJSON at start (much faster than HTTP _bulk, as bench/logs_bench.py does)."""
+    url = f"http://127.0.0.1:{free_port()}"
+    command = [osmem_binary(), "--addr", url.removeprefix("http://"), "--no-ja", "--no-stdin-watch"]
+    command += ["--parent-pid", str(os.getpid()), "--seed", str(seed)]
+    return url, server_process(command, f"{url}/", work / "osmem.log", timeout=3 * 3600)
+
+
+def count_documents(path: Path) -> int:
+    with path.open(encoding="utf-8") as stream:
+        return sum(1 for line in stream if line.strip() and not line.startswith(('{"create"', '{"index"')))
+
+
+@contextlib.contextmanager
+def serve(folder: Path, log_stride: int = 1, say: Any = print) -> Iterator[Loaded]:
+    """All three servers loaded with one experiment, on loopback, stopped on exit."""
+    scenario = load_scenario(folder)
+    work = folder / "run"
+    work.mkdir(exist_ok=True)
+    seconds: dict[str, float] = {}
+    with contextlib.ExitStack() as stack:
+        began = time.monotonic()
+        data = tsdb(folder)
+        seconds["promtool"] = float((folder / ".tsdb-complete").read_text())
+        url = stack.enter_context(prometheus(data, work))
+        seconds["prometheus_start"] = time.monotonic() - began
+        say(f"  prometheus ready at {url} ({seconds['prometheus_start']:.0f} s, promtool {seconds['promtool']:.0f} s)")
+        logs = sampled_logs(folder, log_stride)
+        documents = count_documents(logs)
+        began = time.monotonic()
+        search_url, starting = _search_server(work, logs)
+        search = stack.enter_context(starting)
+        seconds["osmem_load"] = time.monotonic() - began
+        say(
+            f"  osmem-server: {documents:,} documents in {seconds['osmem_load']:.0f} s, RSS {rss_mib(search.pid):,.0f} MiB"
+        )
+        began = time.monotonic()
+        double = stack.enter_context(KubeDouble(kube_store(folder, scenario.namespace, logs)))
+        seconds["kube_load"] = time.monotonic() - began
+        kubeconfig = write_kubeconfig(work / "kubeconfig", double.url, scenario.namespace)
+        say(f"  kube double at {double.url} ({seconds['kube_load']:.0f} s)")
+        prom_pid = _pid_listening(url)
+        yield Loaded(scenario, kubeconfig, double, url, search_url, search.pid, prom_pid, seconds, documents)
+
+
+def _pid_listening(url: str) -> int:
+    """Prometheus' pid (prom_bench's launcher yields only its URL): the process whose command line names the port."""
+    port = url.rsplit(":", 1)[1]
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            if cmdline and cmdline[0].endswith(b"prometheus") and f"127.0.0.1:{port}".encode() in b" ".join(cmdline):
+                return int(entry.name)
+    return 0
