@@ -17,7 +17,7 @@ from whathappened.collectors._log_fields import FieldMapping
 from whathappened.collectors._log_parse import END_SLACK, Target
 from whathappened.collectors.signatures import SIGNATURES
 
-from whathappened.model import Window
+from whathappened.model import EMPTY, Window
 from whathappened.timeutils import isoformat
 
 Query = dict[str, Any]
@@ -34,8 +34,11 @@ EVENT_LABEL_PREFIXES = ("involvedObject.labels", "regarding.labels")
 EVENT_SLACK = timedelta(minutes=2)
 
 
-def exact(field: str, values: Iterable[str]) -> Query:
+def exact(field: str, values: Iterable[str], resolved: Mapping[str, str] = EMPTY) -> Query:
+    """Exact names on ``field``; on its exact-match field alone when field caps told us which it is."""
     listed = sorted(set(values))
+    if field in resolved:
+        return {"terms": {resolved[field]: listed}}
     return {
         "bool": {
             "should": [{"terms": {field: listed}}, {"terms": {f"{field}.keyword": listed}}],
@@ -81,33 +84,44 @@ def sort_by_time(mapping: FieldMapping, order: str = "asc") -> list[Any]:
 
 
 def container_lines(
-    mapping: FieldMapping, window: Window, pods: Iterable[str], namespaces: Iterable[str], skip: Iterable[str] = ()
+    mapping: FieldMapping,
+    window: Window,
+    pods: Iterable[str],
+    namespaces: Iterable[str],
+    skip: Iterable[str] = (),
+    resolved: Mapping[str, str] = EMPTY,
 ) -> Query:
     """Signature lines of these pods' containers in the window (``skip``: pods already at their cap)."""
     query: Query = {
         "bool": {
             "filter": [
                 in_window(mapping.timestamp, window.start, window.end),
-                exact(mapping.pod, pods),
-                exact(mapping.namespace, namespaces),
+                exact(mapping.pod, pods, resolved),
+                exact(mapping.namespace, namespaces, resolved),
                 signature_filter(mapping),
             ]
         }
     }
     skipped = sorted(set(skip))
     if skipped:
-        query["bool"]["must_not"] = [exact(mapping.pod, skipped)]
+        query["bool"]["must_not"] = [exact(mapping.pod, skipped, resolved)]
     return query
 
 
-def node_lines(mapping: FieldMapping, window: Window, nodes: Iterable[str], skip: Iterable[str] = ()) -> Query:
+def node_lines(
+    mapping: FieldMapping,
+    window: Window,
+    nodes: Iterable[str],
+    skip: Iterable[str] = (),
+    resolved: Mapping[str, str] = EMPTY,
+) -> Query:
     """Signature lines of these nodes' own logs (kernel, syslog): host matches and no pod field."""
     listed = sorted(set(nodes) - set(skip))
     return {
         "bool": {
             "filter": [
                 in_window(mapping.timestamp, window.start, window.end),
-                any_of([exact(field, listed) for field in mapping.host]),
+                any_of([exact(field, listed, resolved) for field in mapping.host]),
                 signature_filter(mapping),
             ],
             "must_not": [{"exists": {"field": mapping.pod}}],
@@ -115,15 +129,15 @@ def node_lines(mapping: FieldMapping, window: Window, nodes: Iterable[str], skip
     }
 
 
-def tail_lines(mapping: FieldMapping, window: Window, target: Target) -> Query:
+def tail_lines(mapping: FieldMapping, window: Window, target: Target, resolved: Mapping[str, str] = EMPTY) -> Query:
     """Every line of one ended container up to its end (sorted newest first by the caller, a few kept)."""
     filters = [
         in_window(mapping.timestamp, window.start, min(window.end, target.end + END_SLACK)),
-        exact(mapping.pod, [target.pod]),
-        exact(mapping.namespace, [target.namespace]),
+        exact(mapping.pod, [target.pod], resolved),
+        exact(mapping.namespace, [target.namespace], resolved),
     ]
     if target.container:
-        filters.append(exact(mapping.container, [target.container]))
+        filters.append(exact(mapping.container, [target.container], resolved))
     return {"bool": {"filter": filters}}
 
 
@@ -157,16 +171,23 @@ def labelled_events(window: Window, label_keys: Sequence[str], experiment: str, 
     return {"bool": {"filter": filters}}
 
 
-def labelled_lines(mapping: FieldMapping, window: Window, key: str, value: str | None, namespace: str | None) -> Query:
+def labelled_lines(
+    mapping: FieldMapping,
+    window: Window,
+    key: str,
+    value: str | None,
+    namespace: str | None,
+    resolved: Mapping[str, str] = EMPTY,
+) -> Query:
     """Log lines in the window whose pod label ``key`` is ``value`` (any value when None)."""
     fields = mapping.label_fields(key)
     if value is None:
         label = any_of([{"exists": {"field": f}} for f in fields])
     else:
-        label = any_of([exact(f, [value]) for f in fields])
+        label = any_of([exact(f, [value], resolved) for f in fields])
     filters = [in_window(mapping.timestamp, window.start, window.end), label]
     if namespace is not None:
-        filters.append(exact(mapping.namespace, [namespace]))
+        filters.append(exact(mapping.namespace, [namespace], resolved))
     return {"bool": {"filter": filters}}
 
 

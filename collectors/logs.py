@@ -201,6 +201,7 @@ class LogCollector:
         self.detail = ""
         self.documents = 0  # documents transferred, every search together
         self._fetched: dict[DocKey, tuple[str, Mapping[str, Any]]] = {}
+        self._exact: dict[str, str] | None = None  # field -> its exact-match field where every index agrees
         self._where = _where(settings) if settings.url or settings.cloud_id else "the log store"
 
     @classmethod
@@ -268,7 +269,9 @@ class LogCollector:
             return
         self._capped(
             pods,
-            lambda skip: _log_query.container_lines(self.mapping, scope.window, pods, scope.namespaces, skip),
+            lambda skip: _log_query.container_lines(
+                self.mapping, scope.window, pods, scope.namespaces, skip, self._resolved(scope)
+            ),
             self.mapping.pod,
         )
 
@@ -276,7 +279,11 @@ class LogCollector:
         nodes = scope.node_names
         if not nodes:
             return
-        self._capped(nodes, lambda skip: _log_query.node_lines(self.mapping, scope.window, nodes, skip), None)
+        self._capped(
+            nodes,
+            lambda skip: _log_query.node_lines(self.mapping, scope.window, nodes, skip, self._resolved(scope)),
+            None,
+        )
 
     def _capped(
         self, names: Sequence[str], build: Callable[[Sequence[str]], dict[str, Any]], field: str | None
@@ -297,6 +304,12 @@ class LogCollector:
             if after is None or len(full) == len(names):
                 return
 
+    def _resolved(self, scope: Scope) -> Mapping[str, str]:
+        """Exact-match fields from field caps (asked once; discovery usually asked already)."""
+        if self._exact is None:
+            self._keyword_fields(scope.query.label_keys)
+        return self._exact or {}
+
     def _owner(self, source: Mapping[str, Any], field: str | None) -> str:
         if field is not None:
             return name_of(source, field) or ""
@@ -316,7 +329,7 @@ class LogCollector:
     def _tail_body(self, scope: Scope, target: Target) -> dict[str, Any]:
         return {
             "size": self.limits.last_lines,
-            "query": _log_query.tail_lines(self.mapping, scope.window, target),
+            "query": _log_query.tail_lines(self.mapping, scope.window, target, self._resolved(scope)),
             "sort": _log_query.sort_by_time(self.mapping, "desc"),
             "track_total_hits": False,
             "_source": _log_query.log_source(self.mapping),
@@ -349,7 +362,9 @@ class LogCollector:
         while True:
             body = {
                 "size": 0,
-                "query": _log_query.labelled_lines(self.mapping, query.window, key, query.experiment, query.namespace),
+                "query": _log_query.labelled_lines(
+                    self.mapping, query.window, key, query.experiment, query.namespace, self._exact or {}
+                ),
                 "aggs": _log_query.pods_aggregation(self.mapping, keyword, after),
             }
             agg = self._search(self.settings.log_index, body).get("aggregations", {}).get("pods", {})
@@ -382,7 +397,9 @@ class LogCollector:
                     continue
                 body = {
                     "size": 0,
-                    "query": _log_query.labelled_lines(self.mapping, query.window, key, None, query.namespace),
+                    "query": _log_query.labelled_lines(
+                        self.mapping, query.window, key, None, query.namespace, self._exact or {}
+                    ),
                     "aggs": {"values": {"terms": {"field": keyword[field], "size": 50}}},
                 }
                 for bucket in (
@@ -400,7 +417,13 @@ class LogCollector:
 
     def _keyword_fields(self, label_keys: Sequence[str]) -> dict[str, str]:
         """field -> the aggregatable field for it (itself when keyword, else its ``.keyword`` sub-field)."""
-        wanted = [self.mapping.pod, self.mapping.namespace, self.mapping.node, self.mapping.container]
+        wanted = [
+            self.mapping.pod,
+            self.mapping.namespace,
+            self.mapping.node,
+            self.mapping.container,
+            *self.mapping.host,
+        ]
         wanted += [f for key in label_keys for f in self.mapping.label_fields(key)]
         # GET with the field list as a parameter: some OpenSearch-API servers read a POST's (empty) body instead.
         caps = self._call(
@@ -415,11 +438,17 @@ class LogCollector:
                 headers={"accept": "application/json"},
             )
         ).get("fields", {})
-        found = {}
+        found, self._exact = {}, {}
         for field in wanted:
             for candidate in (field, field + EXACT_FIELDS_SUFFIX):
-                if any(t.get("aggregatable") for t in caps.get(candidate, {}).values()):
+                types = caps.get(candidate, {}).values()
+                if any(t.get("aggregatable") for t in types):
                     found[field] = candidate
+                    # filters use it alone only when every index agrees; a mixed mapping keeps both fields
+                    if all(t.get("aggregatable") for t in types) and (
+                        candidate == field or not any(t.get("aggregatable") for t in caps.get(field, {}).values())
+                    ):
+                        self._exact[field] = candidate
                     break
         return found
 

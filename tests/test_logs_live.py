@@ -190,3 +190,38 @@ def test_export_snapshot_round_trips(search_server: SearchServer, tmp_path: Path
     exported = read_ndjson(path)
     assert 0 < len(exported) <= collector.documents
     assert all(index.startswith("xid79-fallen-off-bus--") for index, _doc in exported)
+
+
+@pytest.mark.servers
+def test_mixed_mappings_keyword_and_text_indices_are_both_read(search_server: SearchServer) -> None:
+    """ECS templates map names as keyword, dynamic mappings as text + .keyword; one pattern may hold both."""
+    import httpx
+
+    names = ("kubernetes.pod.name", "kubernetes.namespace", "kubernetes.node.name", "kubernetes.container.name")
+    properties: dict[str, Any] = {"@timestamp": {"type": "date"}, "message": {"type": "text"}}
+    for name in names:
+        node = properties
+        *parents, last = name.split(".")
+        for part in parents:
+            node = node.setdefault(part, {"properties": {}})["properties"]
+        node[last] = {"type": "keyword"}
+    httpx.put(f"{search_server.url}/mixed--logs-ecs", json={"mappings": {"properties": properties}}).raise_for_status()
+    lines = []
+    for index, minute in (("logs-ecs", 1), ("logs-dynamic", 2)):
+        doc = {
+            "@timestamp": f"2026-11-20T07:0{minute}:00Z",
+            "message": f"NCCL WARN failure in {index}",
+            "kubernetes": {
+                "namespace": "ns",
+                "pod": {"name": "p-0"},
+                "node": {"name": "n-0"},
+                "container": {"name": "c"},
+            },
+        }
+        lines += [json.dumps({"create": {"_index": index}}), json.dumps(doc)]
+    search_server.load_ndjson("mixed", "\n".join(lines))
+    settings = ElasticsearchSettings(url=search_server.url, log_index="mixed--logs-*", event_index="mixed--ev-*")
+    collector = LogCollector(make_client(settings, flavor="opensearch"), settings)
+    window = Window(SCENARIOS[0].start, SCENARIOS[0].end)
+    events = collector.collect(Scope(Query("e", "ns", window), (PodInfo(name="p-0", namespace="ns", phase="Running"),)))
+    assert sorted(e.attrs["detail"] for e in events) == ["failure in logs-dynamic", "failure in logs-ecs"]
