@@ -186,7 +186,7 @@ def build(layout: Layout, workdir: Path) -> Path:
 
 
 @contextlib.contextmanager
-def prometheus(data: Path, workdir: Path) -> Iterator[str]:
+def prometheus(data: Path, workdir: Path) -> Iterator[tuple[str, int]]:
     port = free_port()
     config = workdir / "prometheus.yml"
     config.write_text("scrape_configs: []\n")
@@ -197,8 +197,15 @@ def prometheus(data: Path, workdir: Path) -> Iterator[str]:
         "--storage.tsdb.retention.time=100y",
         f"--web.listen-address=127.0.0.1:{port}",
     ]
-    with server_process(args, f"http://127.0.0.1:{port}/-/ready", workdir / "prometheus.log", timeout=300):
-        yield f"http://127.0.0.1:{port}"
+    ready = f"http://127.0.0.1:{port}/-/ready"
+    with server_process(args, ready, workdir / "prometheus.log", timeout=300) as process:
+        yield f"http://127.0.0.1:{port}", process.pid
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU a process has used (Linux /proc), to report work independent of the machine's load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -207,24 +214,29 @@ class Measured:
     bytes: int
     wall_s: float
     note: str = ""
+    server_cpu_s: float = 0.0
+    client_cpu_s: float = 0.0
 
 
-def smart(url: str, layout: Layout) -> Measured:
+def smart(url: str, pid: int, layout: Layout) -> Measured:
     window = Window(datetime.fromtimestamp(layout.start, UTC), datetime.fromtimestamp(layout.end, UTC))
     query = Query(EXPERIMENT, NAMESPACE, window)
-    collector = PrometheusCollector(PrometheusSettings(url=url))
+    collector = PrometheusCollector(PrometheusSettings(url=url), timeout_s=120)
+    server, client = cpu_seconds(pid), time.process_time()
     began = time.monotonic()
     discovery = collector.discover(query)
     events = list(collector.collect(Scope(query, discovery.pods, discovery.nodes)))
     wall = time.monotonic() - began
+    server, client = cpu_seconds(pid) - server, time.process_time() - client
     kinds = sorted({e.kind for e in events if not e.kind.startswith("pod-")})
     note = f"{len(discovery.pods)} pods, {len(events)} events, found {', '.join(kinds)}"
-    return Measured(collector.requests, collector.bytes, wall, note)
+    return Measured(collector.requests, collector.bytes, wall, note, server, client)
 
 
-def naive(url: str, layout: Layout) -> Measured:
+def naive(url: str, pid: int, layout: Layout) -> Measured:
     nodes = "|".join(layout.node(n) for n in range(layout.nodes))
     queries = received = samples = 0
+    server, mine = cpu_seconds(pid), time.process_time()
     began = time.monotonic()
     with httpx.Client(timeout=600) as client:
         for metric, _ in METRICS:
@@ -239,7 +251,9 @@ def naive(url: str, layout: Layout) -> Measured:
             queries += 1
             received += len(response.content)
             samples += sum(len(s["values"]) for s in json.loads(response.content)["data"]["result"])
-    return Measured(queries, received, time.monotonic() - began, f"{samples:,} samples")
+    wall = time.monotonic() - began
+    server, mine = cpu_seconds(pid) - server, time.process_time() - mine
+    return Measured(queries, received, wall, f"{samples:,} samples", server, mine)
 
 
 def main() -> None:
@@ -255,19 +269,23 @@ def main() -> None:
     args.workdir.mkdir(parents=True, exist_ok=True)
     layout = Layout(args.nodes, args.gpus, args.hours, args.interval)
     data = build(layout, args.workdir)
-    with prometheus(data, args.workdir) as url:
-        smart(url, layout)  # one warm-up run: a second CLI run finds the server's page cache warm too
-        runs = [smart(url, layout) for _ in range(args.runs)]
+    with prometheus(data, args.workdir) as (url, pid):
+        smart(url, pid, layout)  # one warm-up run: a second CLI run finds the server's page cache warm too
+        runs = [smart(url, pid, layout) for _ in range(args.runs)]
         best = min(runs, key=lambda r: r.wall_s)
         walls = ", ".join(f"{r.wall_s:.2f}" for r in runs)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"collector: {best.queries} queries, {best.bytes / 1e6:.3f} MB, wall {walls} s; {best.note}", flush=True)
+        print(
+            f"  CPU in the best run: Prometheus {best.server_cpu_s:.2f} s, client {best.client_cpu_s:.2f} s", flush=True
+        )
         print(f"load average while measuring: {load} (2 cores)", flush=True)
         if not args.skip_naive:
-            slow = naive(url, layout)
+            slow = naive(url, pid, layout)
             print(
                 f"naive: {slow.queries} queries, {slow.bytes / 1e6:.1f} MB, wall {slow.wall_s:.1f} s ({slow.note}); "
-                f"{slow.bytes / max(1, best.bytes):.0f}x the collector's bytes",
+                f"{slow.bytes / max(1, best.bytes):.0f}x the collector's bytes; CPU: Prometheus "
+                f"{slow.server_cpu_s:.1f} s, client {slow.client_cpu_s:.1f} s",
                 flush=True,
             )
 

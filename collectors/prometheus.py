@@ -33,7 +33,7 @@ from whathappened.collectors._prom_series import discover_from_series, events_fr
 
 from whathappened.config import PrometheusSettings
 from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
-from whathappened.model import TimelineEvent
+from whathappened.model import TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -142,6 +142,7 @@ class PrometheusCollector:
         self.detail = ""
         self.fetched: list[Series] = []
         self._dcgm_nodes = self._flagged = 0
+        self._checked: dict[Window, tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]] = {}
         self._url = public_url(settings.url or "")
         if client is None:
             self._client, self._traffic = make_client(settings, verify_tls, timeout_s)
@@ -172,6 +173,7 @@ class PrometheusCollector:
         last = {_pod_key(r["metric"]): float(r["value"][1]) for r in alive}
         vanished = [p for p in pods if p not in last]
         moving = sorted({_pod_key(r["metric"]) for r in active})
+        self._checked[query.window] = (frozenset(pods), frozenset(moving))
         work: list[Callable[[], list[dict[str, Any]]]] = []
         if vanished:
             selector = pq.Selectors((), tuple(vanished)).pod("kube_pod_info")
@@ -216,18 +218,23 @@ class PrometheusCollector:
         models = tuple(sorted({r["metric"].get("modelName", "") for r in node_refs} - {""}))
         sel = pq.Selectors(nodes, pods, label)
         first: list[Callable[[], list[dict[str, Any]]]] = [
-            partial(self._instant, q, end) for q in pq.chunked_or(pq.flag_parts(sel, present, window, models))
+            partial(self._instant, q, end)
+            for q in pq.chunked_or(pq.flag_parts(sel, present, window, models), pieces=self._pool_size)
         ]
         first.append(
             lambda: (
                 self._instant(pq.gpus_vanished_query(sel, _duration(scope.window.seconds)), end) if node_refs else []
             )
         )
-        first.append(lambda: self._instant(pq.pods_active_query(pods, window), end) if pods else [])
+        # Discovery already asked which of its pods changed over this window; ask only about the others.
+        known = self._checked.get(scope.window, (frozenset(), frozenset()))
+        unknown = tuple(p for p in pods if p not in known[0])
+        whole = _duration(scope.window.seconds)
+        first.append(lambda: self._instant(pq.pods_active_query(unknown, window, whole), end) if unknown else [])
         answers = self._parallel(first)
         flags = pq.Flags.of(item for answer in answers[:-2] for item in answer)
         vanished = sorted({r["metric"].get("UUID", "") for r in answers[-2]} - {""})
-        active = tuple(sorted({_pod_key(r["metric"]) for r in answers[-1]}))
+        active = tuple(sorted({_pod_key(r["metric"]) for r in answers[-1]} | (known[1] & set(pods))))
         edges_sel = pq.Selectors(flags.nodes, active, label, flags.uuids)
         self._edges(builder, edges_sel, present, models, step, scope, vanished)
         self._dcgm_nodes = len(
