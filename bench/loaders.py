@@ -2,7 +2,7 @@
 the Kubernetes API double, a real Prometheus (backfilled with promtool) and osmem-server (bulk-loaded).
 
 The servers are the test suite's own: tests/kube_double, tests/fixtures/prometheus.py's promtool backfill,
-bench/prom_bench.py's Prometheus launcher, tests/fixtures/search.py's osmem-server binary and
+tests/fixtures/search.py's osmem-server binary and
 bench/logs_bench.py's bulk loader. What is new here is only what a million documents need: the log files are
 streamed (never read whole) both into osmem-server and into the double's container-log book.
 """
@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.prom_bench import prometheus
 from tests.fixtures.kube import write_kubeconfig
 from tests.fixtures.prometheus import backfill_prometheus
 from tests.fixtures.search import osmem_binary
 from tests.kube_double import KubeDouble, Store
 from tests.kube_double.store import LogBook, LogLine
-from tests.support import REPO, Scenario, free_port, load_scenario, server_process
+from tests.support import REPO, Scenario, free_port, load_scenario, require_binary, server_process
 
 OUT = REPO / "bench" / "out"
 # The generator's filler: per-rank progress lines and the fleet's NIC-link kernel chatter. The story's own lines
@@ -169,7 +168,8 @@ def serve(folder: Path, log_stride: int = 1, say: Any = print) -> Iterator[Loade
         began = time.monotonic()
         data = tsdb(folder)
         seconds["promtool"] = float((folder / ".tsdb-complete").read_text())
-        url = stack.enter_context(prometheus(data, work))
+        (work / "queries.log").unlink(missing_ok=True)
+        url, prom_pid = stack.enter_context(prometheus(data, work))
         seconds["prometheus_start"] = time.monotonic() - began
         say(f"  prometheus ready at {url} ({seconds['prometheus_start']:.0f} s, promtool {seconds['promtool']:.0f} s)")
         logs = sampled_logs(folder, log_stride)
@@ -186,18 +186,30 @@ def serve(folder: Path, log_stride: int = 1, say: Any = print) -> Iterator[Loade
         seconds["kube_load"] = time.monotonic() - began
         kubeconfig = write_kubeconfig(work / "kubeconfig", double.url, scenario.namespace)
         say(f"  kube double at {double.url} ({seconds['kube_load']:.0f} s)")
-        prom_pid = _pid_listening(url)
         yield Loaded(scenario, kubeconfig, double, url, search_url, search.pid, prom_pid, seconds, documents)
 
 
-def _pid_listening(url: str) -> int:
-    """Prometheus' pid (prom_bench's launcher yields only its URL): the process whose command line names the port."""
-    port = url.rsplit(":", 1)[1]
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            if cmdline and cmdline[0].endswith(b"prometheus") and f"127.0.0.1:{port}".encode() in b" ".join(cmdline):
-                return int(entry.name)
-    return 0
+@contextlib.contextmanager
+def prometheus(data: Path, work: Path) -> Iterator[tuple[str, int]]:
+    """A real Prometheus on the backfilled TSDB (as bench/prom_bench.py starts it), with a query log: every
+    query's timings (queue, preparation, inner evaluation, result sort) go to work/queries.log."""
+    port = free_port()
+    config = work / "prometheus.yml"
+    config.write_text(f"global:\n  query_log_file: {work / 'queries.log'}\nscrape_configs: []\n")
+    args = [
+        require_binary("prometheus"),
+        f"--config.file={config}",
+        f"--storage.tsdb.path={data}",
+        "--storage.tsdb.retention.time=100y",
+        f"--web.listen-address=127.0.0.1:{port}",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    with server_process(args, f"{url}/-/ready", work / "prometheus.log", timeout=600) as process:
+        yield url, process.pid
+
+
+def query_log(work: Path) -> list[dict[str, Any]]:
+    path = work / "queries.log"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
