@@ -94,17 +94,22 @@ def named(expr: str, metric: str | None = None) -> str:
     return f'label_replace({expr}, "{METRIC}", "{metric}", "__name__", ".*")'
 
 
-def chunked_or(parts: Sequence[str], limit: int = MAX_QUERY_CHARS) -> list[str]:
-    """``a or b or c`` split into as few queries as keep each under ``limit`` characters."""
+def chunked_or(parts: Sequence[str], limit: int = MAX_QUERY_CHARS, pieces: int = 1) -> list[str]:
+    """``a or b or c`` as at least ``pieces`` queries (so the server can work on them at once), each under
+    ``limit`` characters."""
+    groups: list[list[str]] = [[] for _ in range(max(1, min(pieces, len(parts))))]
+    for index, part in enumerate(parts):
+        groups[index % len(groups)].append(part)
     queries: list[str] = []
-    current: list[str] = []
-    for part in parts:
-        if current and len(" or ".join([*current, part])) > limit:
+    for group in groups:
+        current: list[str] = []
+        for part in group:
+            if current and len(" or ".join([*current, part])) > limit:
+                queries.append(" or ".join(current))
+                current = []
+            current.append(part)
+        if current:
             queries.append(" or ".join(current))
-            current = []
-        current.append(part)
-    if current:
-        queries.append(" or ".join(current))
     return queries
 
 
@@ -190,20 +195,22 @@ class PodMatch:
         """At the window's end: the last kube_pod_info sample of each pod still there (exact: a plain selector)."""
         return self.of(f"timestamp({self.selector('kube_pod_info')})")
 
-    def active(self, window: str) -> str:
-        return self.of(_active(self.selector, window))
+    def active(self, wider: str) -> str:
+        return self.of(_active(self.selector, wider, self.window))
 
 
-def pods_active_query(pods: Sequence[tuple[str, str]], window: str) -> str:
+def pods_active_query(pods: Sequence[tuple[str, str]], wider: str, window: str) -> str:
     """Pods whose phase or restart count changed, or that appeared, in the window: only these get edge queries."""
-    return _active(Selectors((), tuple(pods)).pod, window)
+    return _active(Selectors((), tuple(pods)).pod, wider, window)
 
 
-def _active(selector: Callable[[str], str], window: str) -> str:
+def _active(selector: Callable[[str], str], wider: str, window: str) -> str:
+    """``wider`` reaches one lookback before the window (a change at its first sample); ``window`` back from the
+    end is the window's start, where a pod that was already there has a sample."""
     info = selector("kube_pod_info")
     return (
-        f"group by (namespace, pod) (changes({selector('kube_pod_status_phase')}[{window}]) > 0)"
-        f" or group by (namespace, pod) (changes({selector('kube_pod_container_status_restarts_total')}[{window}]) > 0)"
+        f"group by (namespace, pod) (changes({selector('kube_pod_status_phase')}[{wider}]) > 0)"
+        f" or group by (namespace, pod) (changes({selector('kube_pod_container_status_restarts_total')}[{wider}]) > 0)"
         f" or group by (namespace, pod) (last_over_time({info}[{window}]) unless last_over_time({info}[{LOOKBACK_S:g}s] offset {window}))"
     )
 
@@ -274,9 +281,8 @@ def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iter
             )
     if "DCGM_FI_DEV_GPU_UTIL" in have:
         util = sel.gpu("DCGM_FI_DEV_GPU_UTIL")
-        parts.append(
-            f"group by (UUID) ((min_over_time({util}[{window}]) <= {UTIL_LOW:g}) and (max_over_time({util}[{window}]) >= {UTIL_HIGH:g}))"
-        )
+        # a collapse needs an idle sample; busy-ness is left to the edge query (a second pass costs as much)
+        parts.append(f"group by (UUID) (min_over_time({util}[{window}]) <= {UTIL_LOW:g})")
     if "DCGM_FI_DEV_FB_USED" in have:
         for model in sorted(set(models)):
             threshold = fb_threshold_mib(model)
