@@ -268,6 +268,9 @@ class KubernetesCollector:
                     raise SourceError(f"the list expired again and again while trying to {call.describe()}") from None
                 items, token, restarts = [], None, restarts + 1
                 continue
+            if not isinstance(body, dict) or "items" not in body:
+                # a proxy's error page or a truncated answer that still parsed: not an empty list
+                raise SourceError(f"the API server's answer is not a list while trying to {call.describe()}")
             items += body.get("items") or []
             token = (body.get("metadata") or {}).get("continue") or None
             if token is None:

@@ -101,3 +101,38 @@ def test_not_found_collects_nothing_and_not_configured_is_kept():
     assert not gathered.found
     assert fake.requests == 1  # discovery only
     assert [s.status for s in gathered.sources] == [SourceStatus.OK, SourceStatus.NOT_CONFIGURED]
+
+
+class SlowCollect(Fake):
+    def collect(self, scope):
+        self.requests += 1
+        threading.Event().wait(0.3)  # a real source's collection takes time of its own
+        return list(self.events)
+
+
+def test_a_stalled_discovery_does_not_eat_the_others_collection_time():
+    release = threading.Event()
+    collectors = [SlowCollect("kubernetes", events=[_event(1)]), Fake("prometheus", block=release)]
+    try:
+        gathered = gather(collectors, QUERY, deadline_s=1.0)
+    finally:
+        release.set()
+    statuses = {s.name: s.status for s in gathered.sources}
+    assert statuses == {"kubernetes": SourceStatus.OK, "prometheus": SourceStatus.TIMEOUT}
+    assert len(gathered.timeline) == 1
+
+
+def test_a_late_discovery_still_collects_for_its_own_pods():
+    gate = threading.Event()
+
+    class Late(Fake):
+        def discover(self, query):
+            gate.wait(0.4)  # answers after the scope was merged without it
+            return super().discover(query)
+
+    late = Late("logs", pods=("p-9",), events=[_event(4, pod="p-9")])
+    gathered = gather([Fake("kubernetes", events=[_event(1)]), late], QUERY, deadline_s=0.6)
+    statuses = {s.name: s.status for s in gathered.sources}
+    assert statuses == {"kubernetes": SourceStatus.OK, "logs": SourceStatus.OK}
+    assert [e.subject.pod for e in gathered.timeline] == ["p-0", "p-9"]
+    assert [p.name for p in gathered.scope.pods] == ["p-0", "p-9"]

@@ -11,14 +11,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 from whathappened.errors import SourceError, WhathappenedError, scrub
 from whathappened.model import SourceReport, SourceStatus, TimelineEvent
 from whathappened.scope import Collector, Discovery, Query, Scope, merge_nodes, merge_pods
 from whathappened.timeline import merge_timeline
 
-_T = TypeVar("_T")
 DEFAULT_DEADLINE_S = 20.0
 
 
@@ -34,11 +32,56 @@ class Gathered:
         return bool(self.scope.pods)
 
 
+# Discovery of every source is awaited for at most this share of the deadline before the scope is merged:
+# a source that is still discovering then (stalled, rate-limited) must not eat the others' collection time.
+DISCOVERY_SHARE = 0.5
+
+
 @dataclass
 class _Outcome:
     value: object = None
     error: BaseException | None = None
     done: bool = False
+
+
+class _Run:
+    """One source's life in its own daemon thread: discover, wait for the merged scope, collect."""
+
+    def __init__(self, collector: Collector, query: Query) -> None:
+        self.collector = collector
+        self.query = query
+        self.discovery = _Outcome()
+        self.collection = _Outcome()
+        self.discovered = threading.Event()
+        self.finished = threading.Event()
+        self._scope: Scope | None = None
+        self._scope_ready = threading.Event()
+        self.thread = threading.Thread(target=self._live, name=f"source-{collector.name}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def hand_scope(self, scope: Scope) -> None:
+        self._scope = scope
+        self._scope_ready.set()
+
+    def _live(self) -> None:
+        try:
+            _capture(lambda c: c.discover(self.query), self.collector, self.discovery)
+            self.discovered.set()
+            if self.discovery.error is not None:
+                return
+            self._scope_ready.wait()
+            scope = self._scope
+            if scope is None or not scope.pods:
+                return
+            late = self.discovery.value
+            if isinstance(late, Discovery) and late.pods and not _covers(scope, late):
+                scope = _with(scope, late)  # discovered after the merge: its own pods still count for itself
+            _capture(lambda c: list(c.collect(scope)), self.collector, self.collection)
+        finally:
+            self.discovered.set()
+            self.finished.set()
 
 
 def gather(
@@ -48,75 +91,85 @@ def gather(
     not_configured: Iterable[SourceReport] = (),
     clock: Callable[[], float] = time.monotonic,
 ) -> Gathered:
-    """Discover with every source, merge the scope, then collect with every source that discovered fine."""
+    """Discover with every source, merge the scope, then collect with every source that discovered fine.
+
+    Every source has the same deadline from the start of the run. Discoveries are awaited for half of it; the
+    scope is merged from those that answered (all of them, when any is slower and none found the experiment).
+    """
     started = clock()
-    discoveries = _run_all(collectors, lambda c: c.discover(query), {c.name: deadline_s for c in collectors})
-    reports: dict[str, SourceReport] = {}
-    usable: list[Collector] = []
-    found: list[Discovery] = []
-    for collector, outcome in zip(collectors, discoveries, strict=True):
-        failure = _failure(collector, outcome, clock() - started)
-        if failure is not None:
-            reports[collector.name] = failure
-            continue
-        assert isinstance(outcome.value, Discovery)
-        found.append(outcome.value)
-        usable.append(collector)
-    scope = Scope(
-        query=query,
-        pods=merge_pods(d.pods for d in found),
-        nodes=merge_nodes(d.nodes for d in found),
-    )
-    candidates = tuple(sorted({name for d in found for name in d.candidates}))
-    events: list[Iterable[TimelineEvent]] = []
+    runs = [_Run(c, query) for c in collectors]
+    for run in runs:
+        run.start()
+    _wait_all([r.discovered for r in runs], started + deadline_s * DISCOVERY_SHARE, clock)
+    found = _discoveries(runs)
+    if not any(d.pods for d in found):
+        _wait_all([r.discovered for r in runs], started + deadline_s, clock)
+        found = _discoveries(runs)
+    scope = Scope(query=query, pods=merge_pods(d.pods for d in found), nodes=merge_nodes(d.nodes for d in found))
+    for run in runs:
+        run.hand_scope(scope)
     if scope.pods:
-        spent = clock() - started
-        budgets = {c.name: max(0.05, deadline_s - spent) for c in usable}
-        outcomes = _run_all(usable, lambda c: list(c.collect(scope)), budgets)
-        for collector, outcome in zip(usable, outcomes, strict=True):
-            failure = _failure(collector, outcome, clock() - started)
-            if failure is not None:
-                reports[collector.name] = failure
-                continue
-            assert isinstance(outcome.value, list)
-            events.append(outcome.value)
-            reports[collector.name] = _ok(collector, outcome.value, scope, clock() - started)
-    else:
-        for collector in usable:
-            reports[collector.name] = SourceReport(
-                collector.name,
-                SourceStatus.OK,
-                "experiment not found here",
-                collector.requests,
-                round(clock() - started, 3),
-            )
+        _wait_all([r.finished for r in runs], started + deadline_s, clock)
+        for late in [d for d in _discoveries(runs) if not _covers(scope, d)]:
+            scope = _with(scope, late)  # the report lists the pods a late source named too
+    reports = {run.collector.name: _report(run, scope, clock() - started) for run in runs}
     for report in not_configured:
         reports.setdefault(report.name, report)
     ordered = tuple(reports[name] for name in _source_order(reports))
+    events = [r.collection.value for r in runs if r.collection.done and isinstance(r.collection.value, list)]
+    candidates = tuple(sorted({name for d in found for name in d.candidates}))
     return Gathered(scope=scope, timeline=merge_timeline(*events), sources=ordered, candidates=candidates)
+
+
+def _wait_all(events: Sequence[threading.Event], until: float, clock: Callable[[], float]) -> None:
+    for event in events:
+        remaining = until - clock()
+        if remaining <= 0:
+            return
+        event.wait(remaining)
+
+
+def _discoveries(runs: Sequence[_Run]) -> list[Discovery]:
+    return [
+        r.discovery.value
+        for r in runs
+        if r.discovery.done and r.discovery.error is None and isinstance(r.discovery.value, Discovery)
+    ]
+
+
+def _covers(scope: Scope, discovery: Discovery) -> bool:
+    known = {p.key for p in scope.pods}
+    return all(p.key in known for p in discovery.pods)
+
+
+def _with(scope: Scope, discovery: Discovery) -> Scope:
+    return Scope(
+        query=scope.query,
+        pods=merge_pods([scope.pods, discovery.pods]),
+        nodes=merge_nodes([scope.nodes, discovery.nodes]),
+        gpus=scope.gpus,
+    )
+
+
+def _report(run: _Run, scope: Scope, elapsed: float) -> SourceReport:
+    collector = run.collector
+    failure = _failure(collector, run.discovery, elapsed)
+    if failure is not None:
+        return failure
+    if not scope.pods:
+        return SourceReport(
+            collector.name, SourceStatus.OK, "experiment not found here", collector.requests, round(elapsed, 3)
+        )
+    failure = _failure(collector, run.collection, elapsed)
+    if failure is not None:
+        return failure
+    assert isinstance(run.collection.value, list)
+    return _ok(collector, run.collection.value, scope, elapsed)
 
 
 def _source_order(reports: dict[str, SourceReport]) -> list[str]:
     preferred = ["kubernetes", "prometheus", "logs"]
     return [n for n in preferred if n in reports] + sorted(n for n in reports if n not in preferred)
-
-
-def _run_all(
-    collectors: Sequence[Collector], work: Callable[[Collector], _T], budgets: dict[str, float]
-) -> list[_Outcome]:
-    outcomes = [_Outcome() for _ in collectors]
-    threads = []
-    for collector, outcome in zip(collectors, outcomes, strict=True):
-        thread = threading.Thread(
-            target=_capture, args=(work, collector, outcome), name=f"source-{collector.name}", daemon=True
-        )
-        thread.start()
-        threads.append(thread)
-    started = time.monotonic()
-    for collector, thread in zip(collectors, threads, strict=True):
-        remaining = budgets[collector.name] - (time.monotonic() - started)
-        thread.join(max(0.0, remaining))
-    return outcomes
 
 
 def _capture(work: Callable[[Collector], object], collector: Collector, outcome: _Outcome) -> None:

@@ -29,8 +29,8 @@ class Sources:
 def snapshot_sources(folder: Path, settings: Settings, without: Iterable[str] = ()) -> Sources:
     from whathappened.collectors.snapshot import snapshot_collectors
 
-    collectors, missing = snapshot_collectors(folder, settings.elasticsearch.preset)
     skipped = _check_without(without)
+    collectors, missing = snapshot_collectors(folder, settings.elasticsearch.preset)
     kept = tuple(c for c in collectors if c.name not in skipped)
     left_out = tuple(SourceReport(n, SourceStatus.NOT_CONFIGURED, "left out (--without)") for n in sorted(skipped))
     namespace = None if settings.all_namespaces else settings.namespace

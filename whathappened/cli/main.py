@@ -7,7 +7,10 @@ with ``--debug``. Heavy libraries are imported by the commands that need them, s
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+import threading
 from collections.abc import Sequence
 
 import typer
@@ -65,12 +68,29 @@ def run(argv: Sequence[str] | None = None) -> None:
     _register()
     try:
         app(args=args, prog_name="whathappened", standalone_mode=True)
+    except SystemExit as done:
+        finish(done.code)
     except WhathappenedError as exc:
         fail(str(exc), exc.exit_code, debug)
     except KeyboardInterrupt:
         fail("interrupted", 130, debug)
-    except Exception as exc:
+    except Exception as exc:  # the CLI entry turns anything unexpected into one line
         fail(f"unexpected error: {type(exc).__name__}: {exc}", 1, debug)
+    finish(0)
+
+
+def finish(code: object) -> None:
+    """Exit now. A source that missed its deadline may still hold a thread blocked on a socket; waiting for it
+    at interpreter exit would break the deadline promise (and can abort the interpreter), so leave at once."""
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    if isinstance(code, str):
+        sys.stderr.write(f"{code}\n")
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader that went away (| head) is not an error
+            stream.flush()
+    if threading.active_count() > 1:
+        os._exit(status)
+    raise SystemExit(status)
 
 
 def fail(message: str, code: int, debug: bool) -> None:
@@ -81,7 +101,7 @@ def fail(message: str, code: int, debug: bool) -> None:
     red = sys.stderr.isatty()
     line = f"whathappened: {scrub(message)}".splitlines()[0] if message else "whathappened: error"
     sys.stderr.write(f"\x1b[31m{line}\x1b[0m\n" if red else f"{line}\n")
-    raise SystemExit(code)
+    finish(code)
 
 
 if __name__ == "__main__":
