@@ -204,12 +204,16 @@ def pods_active_query(pods: Sequence[tuple[str, str]], wider: str, window: str) 
     return _active(Selectors((), tuple(pods)).pod, wider, window)
 
 
-def _active(selector: Callable[[str], str], wider: str, window: str) -> str:
+# Every phase change moves one of these (Pending alone is covered by the pod appearing): 3 of 5 series to read.
+RUN_PHASES = 'phase=~"Running|Succeeded|Failed"'
+
+
+def _active(selector: Callable[..., str], wider: str, window: str) -> str:
     """``wider`` reaches one lookback before the window (a change at its first sample); ``window`` back from the
     end is the window's start, where a pod that was already there has a sample."""
     info = selector("kube_pod_info")
     return (
-        f"group by (namespace, pod) (changes({selector('kube_pod_status_phase')}[{wider}]) > 0)"
+        f"group by (namespace, pod) (changes({selector('kube_pod_status_phase', RUN_PHASES)}[{wider}]) > 0)"
         f" or group by (namespace, pod) (changes({selector('kube_pod_container_status_restarts_total')}[{wider}]) > 0)"
         f" or group by (namespace, pod) (last_over_time({info}[{window}]) unless last_over_time({info}[{LOOKBACK_S:g}s] offset {window}))"
     )
