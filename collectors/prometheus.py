@@ -64,13 +64,22 @@ class _Traffic:
 
 
 def make_client(
-    settings: PrometheusSettings, verify_tls: bool = True, timeout_s: float = DEFAULT_TIMEOUT_S
+    settings: PrometheusSettings,
+    verify_tls: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    session: requests.Session | None = None,
 ) -> tuple[PrometheusConnect, _Traffic]:
     """A client with auth, CA, extra headers and a response hook that counts traffic; secrets stay in the session."""
     if not settings.url:
         raise SourceError("no Prometheus URL configured", status="not_configured")
-    session = requests.Session()
-    session.verify = settings.ca_file if (verify_tls and settings.ca_file) else verify_tls
+    session = session or requests.Session()  # a caller's session: its adapters, proxies and certificates
+    if verify_tls and settings.ca_file:
+        ca_file = Path(settings.ca_file).expanduser()
+        if not ca_file.is_file():
+            raise SourceError(f"the CA file {ca_file} does not exist")
+        session.verify = str(ca_file)  # the cluster's own CA, for an in-cluster or private Prometheus
+    else:
+        session.verify = verify_tls
     headers = dict(settings.headers)
     token = settings.bearer_token.reveal() if settings.bearer_token else None
     if settings.bearer_token_file:
@@ -134,7 +143,7 @@ class PrometheusCollector:
         *,
         verify_tls: bool = True,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        client: PrometheusConnect | None = None,
+        session: requests.Session | None = None,
     ) -> None:
         self.settings = settings
         self.requests = 0
@@ -144,13 +153,7 @@ class PrometheusCollector:
         self._dcgm_nodes = self._flagged = 0
         self._checked: dict[Window, tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]] = {}
         self._url = public_url(settings.url or "")
-        if client is None:
-            self._client, self._traffic = make_client(settings, verify_tls, timeout_s)
-        else:
-            self._client, self._traffic = client, _Traffic()
-            session = getattr(client, "_session", None)
-            if isinstance(session, requests.Session):
-                session.hooks["response"].append(self._traffic.hook)
+        self._client, self._traffic = make_client(settings, verify_tls, timeout_s, session)
         self._pool_size = max(1, settings.max_concurrency)
 
     # --- the collector protocol -----------------------------------------------------------------------------

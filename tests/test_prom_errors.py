@@ -164,3 +164,15 @@ def test_basic_auth(stub: str) -> None:
 def test_tls_is_verified_by_default(stub: str) -> None:
     with pytest.raises(SourceUnreachable, match="TLS"):
         collector(stub.replace("http://", "https://")).discover(QUERY)
+
+
+def test_a_missing_ca_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match=r"CA file .*missing\.pem does not exist"):
+        collector("https://127.0.0.1:1", ca_file=str(tmp_path / "missing.pem"))
+
+
+def test_a_custom_ca_is_used_for_verification(stub: str, tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n")
+    with pytest.raises(SourceUnreachable, match="TLS"):  # the given CA is read (and here, refused)
+        collector(stub.replace("http://", "https://"), ca_file=str(ca)).discover(QUERY)
