@@ -134,7 +134,16 @@ def test_secrets_never_appear_in_any_output(live_args, search_server, tmp_path):
     for extra in runs:
         for output in ("json", "markdown", "rich", "html"):
             result = subprocess.run(
-                [str(BIN), *scenario_args(SCENARIO), *extra, "--output", output, "--debug", "--deadline", f"{DEADLINE_S}s"],
+                [
+                    str(BIN),
+                    *scenario_args(SCENARIO),
+                    *extra,
+                    "--output",
+                    output,
+                    "--debug",
+                    "--deadline",
+                    f"{DEADLINE_S}s",
+                ],
                 capture_output=True,
                 text=True,
                 timeout=120,

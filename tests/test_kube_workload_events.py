@@ -3,6 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 from whathappened.collectors._kube_parse import scope_event_objects
+
 from whathappened.model import PodInfo, Window
 from whathappened.scope import Query, Scope
 
