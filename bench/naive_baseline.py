@@ -50,6 +50,13 @@ class NaiveResult:
         """The whole experiment's time when only a sample of pods was walked (the loop is linear in pods)."""
         return self.seconds * self.total_pods / max(self.pods, 1)
 
+    @property
+    def extrapolated_requests(self) -> dict[str, int]:
+        """Requests for every pod: all of them are per pod but the one pod listing."""
+        scale = self.total_pods / max(self.pods, 1)
+        return {name: round(1 + (n - 1) * scale) if name == "kubernetes" else round(n * scale)
+                for name, n in self.requests.items()}  # fmt: skip
+
 
 class _Shell:
     """Runs the commands, counts curls and bytes, greps the answers."""

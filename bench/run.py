@@ -83,6 +83,9 @@ class Series:
         return max(r.max_rss_mib for r in self.runs)
 
 
+EXTRA: list[str] = []  # more CLI arguments (bench.run --without SOURCE): to time one source's share
+
+
 def cli_arguments(loaded: Loaded, deadline: str) -> list[str]:
     s = loaded.scenario
     return [
@@ -105,6 +108,7 @@ def cli_arguments(loaded: Loaded, deadline: str) -> list[str]:
         deadline,
         "--output",
         "json",
+        *EXTRA,
     ]
 
 
@@ -238,7 +242,14 @@ def machine() -> dict[str, str]:
                 if line.startswith("model name")), "?")  # fmt: skip
     memory = next(line.split(":", 1)[1].strip() for line in Path("/proc/meminfo").read_text().splitlines()
                   if line.startswith("MemTotal"))  # fmt: skip
-    return {"nproc": str(os.cpu_count()), "cpu": cpu, "memory": memory, "kernel": platform.release()}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+    return {
+        "nproc": str(os.cpu_count()),
+        "cpu": cpu,
+        "memory": memory,
+        "kernel": platform.release(),
+        "commit": commit.stdout.strip(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,7 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-naive", action="store_true")
     p.add_argument("--profile", action="store_true", help="one more CLI run under cProfile, top functions printed")
     p.add_argument("--log-stride", type=int, default=128, help="load 1 in N filler log lines (1: all; see README)")
+    p.add_argument("--without", action="append", default=[], help="passed to the CLI: leave a source out")
     args = p.parse_args(argv)
+    EXTRA[:] = [part for source in args.without for part in ("--without", source)]
     say(f"machine: {machine()}; load {load()}")
     head, baseline = measure(
         args.pods, args.runs, args.deadline, args.log_stride, args.naive_sample or None, not args.no_naive, args.profile
@@ -265,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     say(f"{args.pods} pods: median {head.median_s:.2f} s over {len(head.runs)} runs, peak RSS {head.max_rss_mib:.0f} MiB, "
         f"requests {head.runs[-1].requests}, root cause right: {all(r.problems == 0 for r in head.runs)}")  # fmt: skip
     if baseline is not None:
-        say(f"naive: {baseline.extrapolated_seconds:.0f} s for {baseline.total_pods} pods, requests {baseline.requests}"
+        say(f"naive: {baseline.extrapolated_seconds:.0f} s for {baseline.total_pods} pods (walked {baseline.pods}: "
+            f"{baseline.seconds:.1f} s, requests {baseline.requests}), requests {baseline.extrapolated_requests}"
             f" -> {baseline.extrapolated_seconds / head.median_s:.0f}x slower")  # fmt: skip
     for pods in sorted(scaling):
         s = scaling[pods]
