@@ -3,11 +3,12 @@ osmem-server, explained by the installed CLI as a subprocess; then again with ea
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
 import pytest
 
-from tests.acceptance import own_scenarios, run_cli, scenario_args, verdict_problems
+from tests.acceptance import BIN, own_scenarios, run_cli, scenario_args, verdict_problems
 from tests.fixtures.kube import TOKEN
 from tests.support import Scenario, all_scenarios
 
@@ -65,3 +66,18 @@ def test_live_with_a_source_left_out(scenario: Scenario, left_out: str, live):
     assert document is not None
     assert _statuses(document)[left_out] == "not_configured"
     assert document["pods"], "the remaining sources still name the pods"
+
+
+@pytest.mark.parametrize("scenario", SHARED, ids=lambda s: s.name)
+def test_html_report_from_live_sources(scenario: Scenario, live, tmp_path):
+    page = tmp_path / "report.html"
+    result = subprocess.run(
+        [str(BIN), *live(scenario), "--output", "html", "--out", str(page)],
+        capture_output=True, text=True, timeout=180, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    html = page.read_text(encoding="utf-8")
+    assert "<svg" in html and 'data-lane="' in html
+    for expected in scenario.expected:
+        assert f'data-pod="{expected["pod"]}"' in html, expected["pod"]
+    assert "http://" not in html.split("<body", 1)[0] and "https://" not in html.split("<body", 1)[0]
