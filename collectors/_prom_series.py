@@ -17,6 +17,7 @@ from types import MappingProxyType
 from whathappened.collectors import _prom_events as ev
 from whathappened.collectors._prom_model import Series
 from whathappened.collectors._prom_signals import LOOKBACK_S, PRESENCE_METRIC, Edge, Where, derive, edges, signal_of
+from whathappened.collectors._prom_util import utilization_events
 
 from whathappened.model import NodeInfo, PodInfo, TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
@@ -186,6 +187,7 @@ def normalize(series: Iterable[Series]) -> list[Series]:
 
 def events_from_series(series: Iterable[Series], scope: Scope) -> list[TimelineEvent]:
     """Every event the watched series show for the scope's nodes, GPUs and pods, in time order."""
+    series = list(series)
     nodes, pods = scope_filter(scope)
     kept = normalize(s for s in series if _in_scope(s, nodes, pods) or _derivable(s, nodes))
     kept = [s for s in [*kept, *derive(kept)] if _in_scope(s, nodes, pods)]
@@ -196,6 +198,7 @@ def events_from_series(series: Iterable[Series], scope: Scope) -> list[TimelineE
     for edge in found:
         events.extend(ev.BUILDERS[edge.series.name](edge, ctx))
     events.extend(_gpus_missing(kept, ctx, start, end))
+    events.extend(utilization_events(series, ctx))
     return _episodes(_dedupe(sorted(events, key=_order)))
 
 

@@ -27,6 +27,7 @@ import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 from whathappened.collectors import _prom_queries as pq
+from whathappened.collectors import _prom_util as pu
 from whathappened.collectors._openmetrics import write_openmetrics
 from whathappened.collectors._prom_model import Series
 from whathappened.collectors._prom_series import discover_from_series, events_from_series
@@ -35,6 +36,7 @@ from whathappened.config import PrometheusSettings
 from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
 from whathappened.model import TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
+from whathappened.timeutils import from_unix
 
 DEFAULT_TIMEOUT_S = 15.0
 
@@ -213,8 +215,12 @@ class PrometheusCollector:
         nodes, pods = scope.node_names, tuple(p.key for p in scope.pods)
         builder = pq.SeriesBuilder()
         sel = pq.Selectors(nodes, pods)
-        present, node_refs = self._parallel(
-            [lambda: self._families(sel, scope), lambda: self._instant(pq.nodes_last_seen_query(nodes), end)]
+        present, node_refs, utilization = self._parallel(
+            [
+                lambda: self._families(sel, scope),
+                lambda: self._instant(pq.nodes_last_seen_query(nodes), end),
+                lambda: self._utilization(pods, scope),
+            ]
         )
         builder.add_last_seen(node_refs)
         label = next((k for r in node_refs for k in pq.DCGM_NODE_LABELS if k in r["metric"]), "Hostname")
@@ -244,9 +250,18 @@ class PrometheusCollector:
             {_node_of(r["metric"]) for r in node_refs} | {_node_of(r["metric"]) for r in answers[-2]}
         )
         self._flagged = len(flags.uuids)
-        self.fetched = builder.series()
+        self.fetched = builder.series() + utilization
         self._sync()
         return self.fetched
+
+    def _utilization(self, pods: Sequence[tuple[str, str]], scope: Scope) -> list[Series]:
+        """Each pod's GPU utilization at about 120 points: one range query (more only for very long pod lists)."""
+        step = pu.util_step(scope.window.seconds)
+        first, last = pu.grid(scope.window, step)
+        if not pods or first > last:
+            return []
+        work = [partial(self._grid_range, expr, first, last, step) for expr in _util_queries(tuple(sorted(pods)), step)]
+        return [s for answer in self._parallel(work) for s in pu.series_of_answer(answer)]
 
     def _families(self, sel: pq.Selectors, scope: Scope) -> list[str]:
         params = {
@@ -307,6 +322,13 @@ class PrometheusCollector:
             lambda: self._client.custom_query_range(
                 expr, query.window.start, query.window.end, f"{step}s", params=params
             )
+        )
+
+    def _grid_range(self, expr: str, first: int, last: int, step: int) -> list[dict[str, Any]]:
+        """Exactly these grid points (multiples of the step), so every server evaluates the same ones."""
+        params = {"start": first, "end": last, "step": f"{step}s"}
+        return self._call(
+            lambda: self._client.custom_query_range(expr, from_unix(first), from_unix(last), f"{step}s", params=params)
         )
 
     def _call(self, request: Callable[[], Any]) -> list[dict[str, Any]]:
@@ -375,6 +397,18 @@ def _error_text(response: requests.Response | None) -> str:
     except ValueError:
         pass
     return response.text.strip()[:300]
+
+
+def _util_queries(pods: tuple[tuple[str, str], ...], step: int) -> list[str]:
+    """One query for the pods, halved until each is short enough for every server."""
+    sel = pq.Selectors((), pods)
+    namespaces = pq.quote(pq.regex_union(ns for ns, _ in sel.pods))
+    names = pq.quote(pq.regex_union(name for _, name in sel.pods))
+    expr = pu.pod_util_query(namespaces, names, step)
+    if len(expr) <= pq.MAX_QUERY_CHARS or len(pods) == 1:
+        return [expr]
+    half = len(pods) // 2
+    return _util_queries(pods[:half], step) + _util_queries(pods[half:], step)
 
 
 def _pod_key(labels: Mapping[str, str]) -> tuple[str, str]:

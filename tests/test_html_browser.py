@@ -157,6 +157,24 @@ def test_hostile_log_lines_do_not_run_or_fetch(chromium: Chromium, tmp_path: Pat
         assert "<script>window.__pwned=1</script>" in text
 
 
+def test_utilization_strips_of_a_recorded_incident(chromium: Chromium, tmp_path: Path) -> None:
+    """From the scenario's snapshot: each pod's dcgm-exporter utilization becomes a strip under its lane."""
+    report = scenario_report(load_scenario(SCENARIOS_DIR / "xid79-fallen-off-bus"))
+    pods = [f"gpt-neox-20b-sweep3-workers-0-{i}" for i in range(4)]
+    page = write(report, tmp_path)
+    with chromium.tab() as tab:
+        load(tab, page)
+        assert_clean(tab, page)
+        for pod in pods:
+            box = tab.evaluate(
+                f"(() => {{ const r = document.querySelector('svg[data-view=all] [data-util=\"{pod}\"] .util-area')"
+                ".getBoundingClientRect(); return [r.width, r.height]; })()"
+            )
+            assert box[0] > 300 and box[1] > 3, (pod, box)
+        # the strip is a picture, not a timeline row: no marker for it
+        assert count(tab, '[data-kind="gpu-utilization"]') == 0
+
+
 def cli() -> str:
     path = Path(sys.executable).parent / "whathappened"
     if not path.exists():

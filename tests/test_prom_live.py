@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from whathappened.collectors._openmetrics import parse_openmetrics
 from whathappened.collectors._prom_series import Series, discover_from_series, events_from_series
+from whathappened.collectors._prom_util import pod_of
 from whathappened.collectors.prometheus import PrometheusCollector
 
 from tests.support import REPO, Scenario, all_scenarios
@@ -97,6 +98,9 @@ def test_live_equals_offline_analysis(live, name: str, backend: str) -> None:
     expected = events_from_series(recorded(name), run.scope)
     assert [e.identity for e in run.events] == [e.identity for e in expected]
     assert [dict(e.attrs) for e in run.events] == [dict(e.attrs) for e in expected]
+    pods = {p.key for p in run.scope.pods}
+    attributed = any(s.name == "DCGM_FI_DEV_GPU_UTIL" and pod_of(s.labels) in pods for s in recorded(name))
+    assert any(e.kind == "gpu-utilization" for e in run.events) == attributed
     assert run.collector.requests <= 30
     assert run.collector.detail
 
@@ -116,6 +120,23 @@ def test_xid_79_on_gpu_5_of_gpu_node_19(live, backend: str) -> None:
     [missing] = find(events, "gpu-missing")
     assert (missing.subject.node, missing.subject.gpu, missing.subject.pod) == ("gpu-node-19", "5", pod)
     assert missing.attrs["uuid"] == xid.attrs["uuid"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gpu_utilization_strip_per_pod(live, backend: str) -> None:
+    run = live("xid79-fallen-off-bus", backend)
+    strips = {e.subject.pod: e for e in find(run.events, "gpu-utilization")}
+    assert sorted(strips) == [f"gpt-neox-20b-sweep3-workers-0-{i}" for i in range(4)]
+    for pod, strip in strips.items():
+        samples = strip.attrs["samples"]
+        assert strip.subject.node is not None and strip.severity == "info"
+        assert (strip.attrs["gpus"], strip.attrs["step"]) == (8, 60)  # a 2-hour window: 120 points a minute apart
+        assert 50 <= len(samples) <= 120 and all(t % 60 == 0 for t, _ in samples)
+        assert strip.at.timestamp() == samples[0][0] and at("06:00:00").timestamp() < samples[0][0]
+        assert 90 <= strip.attrs["mean"] <= 100, pod  # training at full speed
+    # the pod whose GPU fell off the bus stops reporting with it; the others run on to the window's end
+    assert strips["gpt-neox-20b-sweep3-workers-0-2"].attrs["samples"][-1][0] <= at("06:59:00").timestamp()
+    assert strips["gpt-neox-20b-sweep3-workers-0-0"].attrs["samples"][-1][0] > at("07:00:00").timestamp()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -167,7 +188,12 @@ def test_snapshot_written_from_a_live_run_gives_the_same_events(live, tmp_path: 
     assert all(t < 1e10 for s in series for t, _ in s.samples)  # seconds, not milliseconds
     again = events_from_series(series, run.scope)
     assert [e.identity for e in again] == [e.identity for e in run.events]
-    assert len(text) < 20_000  # edges only, not the recorded history
+    assert [dict(e.attrs) for e in again] == [dict(e.attrs) for e in run.events]
+    assert any(e.kind == "gpu-utilization" for e in again)
+    edges = [line for line in text.splitlines() if not line.startswith("whathappened:pod_gpu_")]
+    assert len("\n".join(edges)) < 20_000  # edges only, not the recorded history
+    strips = [line for line in text.splitlines() if line.startswith("whathappened:pod_gpu_util_avg{")]
+    assert len(strips) <= 4 * 121  # the utilization strips: at most about 120 points per pod
 
 
 def test_unknown_experiment_suggests_names(live, prometheus_servers) -> None:

@@ -69,6 +69,7 @@ class Kind(StrEnum):
     GPU_UTIL_DROP = "gpu-util-drop"  # utilization collapsed while the pod lived: attrs: before, after
     GPU_MEMORY_FULL = "gpu-memory-full"  # framebuffer near full: attrs: used_mib, total_mib
     GPU_MISSING = "gpu-missing"  # the GPU's series stopped while its node's others continued
+    GPU_UTILIZATION = "gpu-utilization"  # a pod's mean GPU utilization: attrs: samples [[unix_s, %]], gpus, mean
 
     # --- logs (container and kernel) ---
     KERNEL_OOM = "kernel-oom"  # the kernel OOM killer: attrs: process, pid
@@ -132,6 +133,7 @@ DEFAULT_SEVERITY: dict[Kind, Severity] = {
     Kind.GPU_THERMAL: Severity.WARNING,
     Kind.GPU_POWER_VIOLATION: Severity.INFO,
     Kind.GPU_UTIL_DROP: Severity.WARNING,
+    Kind.GPU_UTILIZATION: Severity.INFO,
     Kind.GPU_MEMORY_FULL: Severity.WARNING,
     Kind.GPU_MISSING: Severity.CRITICAL,
     Kind.KERNEL_OOM: Severity.ERROR,

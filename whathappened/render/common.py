@@ -9,7 +9,8 @@ from whathappened.kinds import Kind
 from whathappened.model import Report, TimelineEvent, Verdict
 
 # Context lines are evidence, not news: they show in the chain and the HTML report, not the main timeline.
-QUIET_KINDS = frozenset({Kind.LOG_LINE})
+# Utilization samples are drawn as the HTML report's strips, not listed.
+QUIET_KINDS = frozenset({Kind.LOG_LINE, Kind.GPU_UTILIZATION})
 MAX_TIMELINE_ROWS = 400
 
 CAUSE_TITLES = {

@@ -1,0 +1,202 @@
+"""Each pod's GPU utilization over the window (the HTML report's strip): one query live, the same sums offline.
+
+The grid is about 120 points at whole multiples of the step (the window / 120, rounded to a multiple of 15 s),
+after the window's start and up to its end. A point ``t`` holds, for each of the pod's dcgm-exporter
+``DCGM_FI_DEV_GPU_UTIL`` series, the mean of its samples in ``(t - step, t]``, averaged over the series; and how
+many GPUs (UUIDs) reported then. Live, the server computes that in one range query
+(``avg by (namespace, pod) (avg_over_time(...))``); offline, the same buckets are summed from raw samples. Both
+give the same two derived series (named like recording rules, so a snapshot written from a live run keeps them),
+and one analysis turns them into one event per pod.
+
+The range is written as the step less one millisecond: Prometheus 2 closes ranges on the left, Prometheus 3 and
+VictoriaMetrics leave them open, and samples usually fall on the grid (scrapes every 15 or 30 s). With one
+millisecond less, each server reads ``(t - step, t]`` whole-millisecond wise (VictoriaMetrics and Prometheus 3
+would only differ for a sample exactly one millisecond after a grid point). Values are rounded to 0.01 % after a
+tiny nudge, so the servers' summation order cannot tip a value across a rounding boundary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+from whathappened.collectors import _prom_events as ev
+from whathappened.collectors._prom_model import Series
+
+from whathappened.kinds import Kind
+from whathappened.model import Subject, TimelineEvent, Window
+from whathappened.timeutils import to_unix
+
+UTIL_METRIC = "DCGM_FI_DEV_GPU_UTIL"
+POD_UTIL = "whathappened:pod_gpu_util_avg"
+POD_GPUS = "whathappened:pod_gpu_count"
+POINTS = 120
+MIN_STEP_S = 15
+
+PodKey = tuple[str, str]
+
+
+def util_step(window_seconds: float) -> int:
+    """About POINTS points over the window, at a whole multiple of 15 s (a common scrape interval)."""
+    return max(MIN_STEP_S, round(window_seconds / POINTS / MIN_STEP_S) * MIN_STEP_S)
+
+
+def grid(window: Window, step: int) -> tuple[int, int]:
+    """The first and last grid point (Unix seconds, multiples of ``step``); first > last when there is none."""
+    first = math.floor(to_unix(window.start) / step) * step + step
+    last = math.floor(to_unix(window.end) / step) * step
+    return first, last
+
+
+# --- live: the query and its answer ----------------------------------------------------------------------------
+
+
+def pod_util_query(namespaces: str, pods: str, step: int) -> str:
+    """Per pod: the mean over its GPU series of each series' mean in the bucket, and how many GPUs reported.
+
+    ``namespaces`` and ``pods`` are quoted regexes. dcgm-exporter names the pod ``pod``/``namespace`` (current)
+    or ``pod_name``/``pod_namespace`` (older releases); the latter are renamed so both group alike.
+    """
+    window = f"[{step * 1000 - 1}ms]"
+    current = f"avg_over_time({UTIL_METRIC}{{namespace=~{namespaces},pod=~{pods}}}{window})"
+    older = f'avg_over_time({UTIL_METRIC}{{pod_namespace=~{namespaces},pod_name=~{pods},pod=""}}{window})'
+    older = f'label_replace({older}, "pod", "$1", "pod_name", "(.+)")'
+    older = f'label_replace({older}, "namespace", "$1", "pod_namespace", "(.+)")'
+    each = f"({current} or {older})"
+    mean = f'label_replace(avg by (namespace, pod) {each}, "__metric", "{POD_UTIL}", "__name__", ".*")'
+    gpus = f"count by (namespace, pod) (group by (namespace, pod, UUID) {each})"
+    return f'{mean} or label_replace({gpus}, "__metric", "{POD_GPUS}", "__name__", ".*")'
+
+
+def series_of_answer(results: Sequence[Mapping[str, object]]) -> list[Series]:
+    """The range query's answer as the derived series (finite values only, as the shared parser keeps them)."""
+    out = []
+    for item in results:
+        labels = item.get("metric")
+        values = item.get("values")
+        if not isinstance(labels, Mapping) or not isinstance(values, list):
+            continue
+        name = str(labels.get("__metric", ""))
+        if name not in (POD_UTIL, POD_GPUS):
+            continue
+        samples = []
+        for pair in values:
+            try:
+                at, value = float(pair[0]), float(pair[1])
+            except (TypeError, ValueError, IndexError):
+                continue
+            if math.isfinite(value):
+                samples.append((at, value))
+        key = {"namespace": str(labels.get("namespace", "")), "pod": str(labels.get("pod", ""))}
+        out.append(_peak(Series(name, MappingProxyType(key), tuple(sorted(samples)))))
+    return out
+
+
+def _peak(series: Series) -> Series:
+    """The GPU count is read as its peak: one sample (the first at the peak) keeps snapshots small."""
+    if series.name != POD_GPUS or not series.samples:
+        return series
+    top = max(v for _, v in series.samples)
+    return Series(series.name, series.labels, (next(p for p in series.samples if p[1] == top),))
+
+
+# --- offline: the same buckets from raw samples ------------------------------------------------------------------
+
+
+def pod_of(labels: Mapping[str, str]) -> PodKey | None:
+    """The pod a dcgm series was attributed to, in either spelling the query accepts."""
+    if labels.get("pod"):
+        return labels.get("namespace", ""), labels["pod"]
+    if labels.get("pod_name") and labels.get("pod_namespace"):
+        return labels["pod_namespace"], labels["pod_name"]
+    return None
+
+
+def derive_pod_util(series: Iterable[Series], pods: frozenset[PodKey], window: Window) -> list[Series]:
+    """POD_UTIL and POD_GPUS series from raw DCGM_FI_DEV_GPU_UTIL samples, bucket for bucket as the query."""
+    step = util_step(window.seconds)
+    first, last = grid(window, step)
+    merged: dict[tuple[tuple[str, str], ...], list[tuple[float, float]]] = {}
+    for one in series:
+        if one.name == UTIL_METRIC and pod_of(one.labels) in pods:
+            merged.setdefault(tuple(sorted(one.labels.items())), []).extend(one.samples)
+    means: dict[PodKey, dict[int, list[float]]] = {}
+    gpus: dict[PodKey, dict[int, set[str]]] = {}
+    for labels, samples in merged.items():
+        label_map = dict(labels)
+        key = pod_of(label_map)
+        assert key is not None
+        for point, value in _bucket_means(samples, step, first, last).items():
+            means.setdefault(key, {}).setdefault(point, []).append(value)
+            gpus.setdefault(key, {}).setdefault(point, set()).add(label_map.get("UUID", ""))
+    out = []
+    for key in sorted(means):
+        names = MappingProxyType({"namespace": key[0], "pod": key[1]})
+        points = sorted((p, sum(v) / len(v)) for p, v in means[key].items())
+        out.append(Series(POD_UTIL, names, tuple((float(p), v) for p, v in points if math.isfinite(v))))
+        counts = sorted(gpus[key].items())
+        out.append(_peak(Series(POD_GPUS, names, tuple((float(p), float(len(u))) for p, u in counts))))
+    return out
+
+
+def _bucket_means(samples: Iterable[tuple[float, float]], step: int, first: int, last: int) -> dict[int, float]:
+    """Per grid point ``t``: the mean of the samples in ``(t - step, t]`` (whole milliseconds, like the servers)."""
+    sums: dict[int, list[float]] = {}
+    step_ms = step * 1000
+    for at, value in samples:
+        ms = round(at * 1000)
+        point = -(-ms // step_ms) * step  # the grid point closing this sample's bucket
+        if first <= point <= last:
+            sums.setdefault(point, []).append(value)
+    return {p: sum(v) / len(v) for p, v in sums.items()}  # NaN stays NaN, as in PromQL
+
+
+# --- both: one event per pod --------------------------------------------------------------------------------------
+
+
+def pod_util_series(series: Sequence[Series], pods: frozenset[PodKey], window: Window) -> list[Series]:
+    """The derived series a live run (or its snapshot) carries, else the same computed from raw samples."""
+    derived = [s for s in series if s.name in (POD_UTIL, POD_GPUS)]
+    if not derived:
+        derived = derive_pod_util(series, pods, window)
+    return [s for s in derived if (s.labels.get("namespace", ""), s.labels.get("pod", "")) in pods]
+
+
+def utilization_events(series: Sequence[Series], ctx: ev.Context) -> list[TimelineEvent]:
+    """One info event per pod at its first point: the samples for the strip, the GPU count and the mean."""
+    pods = frozenset(ctx.pods)
+    window = ctx.scope.window
+    means: dict[PodKey, Series] = {}
+    counts: dict[PodKey, float] = {}
+    for one in pod_util_series(series, pods, window):
+        key = (one.labels.get("namespace", ""), one.labels.get("pod", ""))
+        if one.name == POD_UTIL:
+            means[key] = one
+        elif one.samples:
+            counts[key] = max(counts.get(key, 0.0), max(v for _, v in one.samples))
+    out = []
+    step = util_step(window.seconds)
+    for key, one in sorted(means.items()):
+        samples = [[_whole(at), _round(value)] for at, value in one.samples]
+        if not samples:
+            continue
+        mean = _round(sum(float(v) for _, v in samples) / len(samples))
+        gpus = int(counts.get(key, 0))
+        pod = ctx.pods.get(key)
+        subject = Subject(namespace=key[0], pod=key[1], node=pod.node if pod else None)
+        summary = f"GPU utilization of {key[1]}: mean {mean:.0f}% over {gpus} GPU{'s' if gpus != 1 else ''}"
+        at = one.samples[0][0]
+        out.append(
+            ev.event(at, Kind.GPU_UTILIZATION, summary, subject, one, samples=samples, gpus=gpus, mean=mean, step=step)
+        )
+    return out
+
+
+def _round(value: float) -> float:
+    """0.01 % steps; the nudge keeps a summation-order difference from tipping a value across a boundary."""
+    return round(value * 100 + 1e-6) / 100
+
+
+def _whole(at: float) -> int | float:
+    return int(at) if at == int(at) else at
