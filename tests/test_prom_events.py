@@ -131,7 +131,7 @@ def test_utilization_collapse_while_the_pod_runs() -> None:
     )
     [drop, strip] = sorted(found, key=lambda e: e.kind != "gpu-util-drop")
     assert (drop.kind, drop.subject.gpu, drop.subject.pod) == ("gpu-util-drop", "5", POD)
-    assert (strip.kind, strip.subject.pod, strip.attrs["gpus"]) == ("gpu-utilization", POD, 1)
+    assert (strip.kind, strip.subject.pod, strip.attrs["gpus"]) == ("gpu-utilization", POD, 2)  # GPUs 5 and 6
     # the first sample whose last 5 minutes average <= 10 %: nine idle samples and one busy (9.5 %)
     assert drop.at == datetime.fromtimestamp(T0 + 30 * 48, UTC)
 

@@ -13,6 +13,8 @@ from types import MappingProxyType
 from whathappened.collectors._prom_model import Series
 from whathappened.collectors._prom_series import events_from_series
 from whathappened.collectors._prom_util import (
+    PACK,
+    PACKED,
     POD_GPUS,
     POD_UTIL,
     derive_pod_util,
@@ -71,11 +73,13 @@ def test_older_spelling_other_pods_and_samples_outside_the_window() -> None:
     assert found[POD_UTIL].samples == ((T0 + 60, 50.0), (T0 + 7200, 60.0))
 
 
-def test_a_nan_sample_spoils_its_bucket_as_in_promql() -> None:
-    series = gpu("GPU-0", [(T0 + 30, math.nan), (T0 + 90, 40.0)])
-    found = by_name(derive_pod_util([series], frozenset({POD}), WINDOW))
-    assert found[POD_UTIL].samples == ((T0 + 120, 40.0),)
-    assert found[POD_GPUS].samples == ((T0 + 60, 1.0),)
+def test_a_nan_spoils_its_bucket_and_readings_are_clamped_as_in_promql() -> None:
+    series = gpu("GPU-0", [(T0 + 30, math.nan), (T0 + 90, 40.0), (T0 + 150, 9.2e18), (T0 + 210, -5.0)])
+    other = gpu("GPU-1", [(T0 + 45, 80.0), (T0 + 105, 60.0)])
+    found = by_name(derive_pod_util([series, other], frozenset({POD}), WINDOW))
+    # (T0, T0+60] holds a NaN: the whole point goes, as sum() over it is NaN; dcgm's blank sentinel counts as 100
+    assert found[POD_UTIL].samples == ((T0 + 120, 50.0), (T0 + 180, 100.0), (T0 + 240, 0.0))
+    assert found[POD_GPUS].samples == ((T0 + 120, 2.0),)
 
 
 def test_one_event_per_pod_with_the_strip_from_raw_and_from_a_query_answer_alike() -> None:
@@ -92,18 +96,16 @@ def test_one_event_per_pod_with_the_strip_from_raw_and_from_a_query_answer_alike
     assert event.attrs["mean"] == round(sum(v for _, v in event.attrs["samples"]) / 10, 2)
     assert event.summary == "GPU utilization of trainer-0: mean 86% over 2 GPUs"
     # the same values as a server's answer (summed in another order) give the same event
-    values = [[t, repr(v + 1e-12)] for t, v in event.attrs["samples"]]
-    answer = [
-        {"metric": {"__metric": POD_UTIL, "namespace": POD[0], "pod": POD[1]}, "values": values},
-        {"metric": {"__metric": POD_GPUS, "namespace": POD[0], "pod": POD[1]}, "values": [[T0 + 120, "2"]]},
-    ]
+    counts = [1] + [2] * 9  # GPU-1 begins at the second point
+    packed = [[t, repr(n * PACK + v * n + 1e-9)] for (t, v), n in zip(event.attrs["samples"], counts, strict=True)]
+    answer = [{"metric": {"__metric": PACKED, "namespace": POD[0], "pod": POD[1]}, "values": packed}]
     [again] = [e for e in events_from_series(series_of_answer(answer), scope) if e.kind == "gpu-utilization"]
     assert (again.identity, dict(again.attrs)) == (event.identity, dict(event.attrs))
 
 
 def test_query_reads_both_pod_label_spellings_in_one_expression() -> None:
     query = pod_util_query('"team-lm"', '"trainer-(?:0|1)"', 60)
-    assert query.count("DCGM_FI_DEV_GPU_UTIL{") == 4  # two spellings, for the mean and for the GPU count
+    assert query.count("DCGM_FI_DEV_GPU_UTIL{") == 2  # two spellings; one aggregation carries the mean and count
     assert "[59999ms]" in query  # (t - 60 s, t] on every server
     assert 'pod_name=~"trainer-(?:0|1)",pod=""' in query
-    assert "avg by (namespace, pod)" in query and "count by (namespace, pod) (group by (namespace, pod, UUID)" in query
+    assert query.count("sum by (namespace, pod)") == 1 and "+ 1e+06)" in query
