@@ -141,3 +141,22 @@ def test_terminal_report_has_panel_timeline_and_sources():
     assert "node-a" in text and "GPU 5" in text
     assert "sources: kubernetes ok" in text and "logs timeout" in text
     assert "+29m55s" in text  # the NCCL timeout, relative to the root failure (06:58:05)
+
+
+def test_chain_shows_a_happening_reported_twice_once():
+    from dataclasses import replace
+
+    from whathappened.render.common import chain_steps
+
+    report = _report()
+    twice = TimelineEvent(
+        report.timeline[1].at + timedelta(seconds=20),
+        "prometheus",
+        Kind.CUDA_ERROR,
+        Severity.ERROR,
+        "the same error seen again",
+        report.timeline[1].subject,
+    )
+    report = replace(report, timeline=(*report.timeline, twice), chain=(0, 1, 4))
+    assert [index for index, _ in chain_steps(report)] == [0, 1]
+    assert "the same error seen again" not in render_markdown(report)

@@ -83,3 +83,18 @@ def by_node(rows: Iterable[tuple[int, TimelineEvent]]) -> list[tuple[str, list[t
     for index, event in rows:
         groups.setdefault(event.subject.node or "(no node)", []).append((index, event))
     return list(groups.items())
+
+
+def chain_steps(report: Report) -> list[tuple[int, TimelineEvent]]:
+    """The root cause's chain for people: a happening two sources both reported (the container's end from the
+    API and from kube-state-metrics) is shown once, at its first report. The JSON keeps every index."""
+    shown: list[tuple[int, TimelineEvent]] = []
+    seen: set[tuple[str, str | None, str | None]] = set()
+    for index in report.chain:
+        event = report.timeline[index]
+        key = (str(event.kind), event.subject.pod, event.subject.node if event.subject.pod is None else None)
+        if key in seen:
+            continue
+        seen.add(key)
+        shown.append((index, event))
+    return shown

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from whathappened.model import Report
-from whathappened.render.common import origin, role, shown_events, title_of, where
+from whathappened.render.common import chain_steps, origin, role, shown_events, title_of, where
 from whathappened.timeutils import isoformat, relative
 
 
@@ -43,8 +43,7 @@ def render_markdown(report: Report) -> str:
             )
         if report.chain:
             lines += ["", "Chain:", ""]
-            for step, index in enumerate(report.chain, start=1):
-                event = report.timeline[index]
+            for step, (_, event) in enumerate(chain_steps(report), start=1):
                 lines.append(f"{step}. {isoformat(event.at)} {where(event)}: {_cell(event.summary)}")
         lines.append("")
     if report.next_step:

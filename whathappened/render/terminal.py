@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from whathappened.model import Report, Severity, SourceStatus, Verdict
-from whathappened.render.common import by_node, origin, role, shown_events, title_of, where
+from whathappened.render.common import by_node, chain_steps, origin, role, shown_events, title_of, where
 from whathappened.timeutils import isoformat, relative
 
 SEVERITY_STYLE = {
@@ -70,8 +70,7 @@ def _root_panel(report: Report) -> Panel:
     lines.append(facts)
     if report.chain:
         chain = Table.grid(padding=(0, 1))
-        for step, index in enumerate(report.chain, start=1):
-            event = report.timeline[index]
+        for step, (_, event) in enumerate(chain_steps(report), start=1):
             chain.add_row(
                 f"{step}.",
                 isoformat(event.at)[11:19],
