@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from whathappened.collectors._kube_reasons import PRESSURE
 from whathappened.collectors._kube_text import dig, event_id, event_type, not_before, one_line, text, when
 
 from whathappened.kinds import Kind, severity_of
@@ -19,7 +20,6 @@ from whathappened.model import NodeInfo, Subject, TimelineEvent, Window
 _PROVIDERS = (("azure://", "azure"), ("aws://", "aws"), ("gce://", "gcp"))
 _INSTANCE_TYPE = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _GPU_PRODUCT = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "accelerator")
-_PRESSURE = {"MemoryPressure": "memory", "DiskPressure": "disk", "PIDPressure": "pid"}
 _CONDITION_NOTICES = {
     "VMEventScheduled": (Kind.MAINTENANCE_NOTICE, "azure"),
     "PreemptionScheduled": (Kind.SPOT_INTERRUPTION, "azure"),
@@ -125,7 +125,7 @@ def _condition_kind(ctype: str, status: str) -> tuple[Kind, str | None] | None:
         return (Kind.NODE_NOT_READY, None) if status != "True" else (Kind.NODE_READY, None)
     if status != "True":
         return None
-    if ctype in _PRESSURE:
+    if ctype in PRESSURE:
         return Kind.NODE_PRESSURE, None
     if ctype in _CONDITION_NOTICES:
         return _CONDITION_NOTICES[ctype]
@@ -146,7 +146,7 @@ def _condition_events(obj: Mapping[str, Any], name: str, window: Window, source:
         attrs: dict[str, Any] = {"type": ctype, "condition": ctype, "status": status, "reason": reason}
         attrs["message"] = message
         if kind is Kind.NODE_PRESSURE:
-            attrs["resource"] = _PRESSURE[ctype]
+            attrs["resource"] = PRESSURE[ctype]
         if kind in (Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION):
             attrs.update(_notice_attrs(provider, message))
         summary = f"{ctype}={status}" + (f" ({reason}): {message}" if message else f" ({reason})")

@@ -166,6 +166,9 @@ POD_STATUS_KINDS: dict[str, Kind] = {
     "NodeLost": Kind.NODE_NOT_READY,
 }
 
+# Node condition types that mean the kubelet may evict, and the resource each names.
+PRESSURE: dict[str, str] = {"MemoryPressure": "memory", "DiskPressure": "disk", "PIDPressure": "pid"}
+
 # Container waiting reasons worth a timeline entry.
 WAITING_KINDS: dict[str, Kind] = {
     "CrashLoopBackOff": Kind.BACK_OFF,

@@ -13,16 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from whathappened.collectors._kube_reasons import PRESSURE, WAITING_KINDS
 from whathappened.collectors._prom_model import Series
 from whathappened.collectors._prom_signals import FB_NEAR_FULL, UTIL_COLLAPSE, Edge, fb_total_mib
 from whathappened.collectors._prom_vocab import (
     CAUSE,
     GPU_COUNTERS,
     POD_REASON_KINDS,
-    PRESSURE,
     REBALANCE_EVENT_TYPES,
     SPOT_EVENT_TYPES,
-    WAITING_KINDS,
     XID_TEXT,
 )
 

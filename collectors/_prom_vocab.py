@@ -17,16 +17,6 @@ POD_REASON_KINDS: Mapping[str, Kind] = {
     "Shutdown": Kind.NODE_SHUTDOWN,
     "Terminated": Kind.NODE_SHUTDOWN,
 }
-WAITING_KINDS: Mapping[str, Kind] = {
-    "CrashLoopBackOff": Kind.BACK_OFF,
-    "ImagePullBackOff": Kind.IMAGE_PULL_FAILED,
-    "ErrImagePull": Kind.IMAGE_PULL_FAILED,
-    "InvalidImageName": Kind.IMAGE_PULL_FAILED,
-    "CreateContainerConfigError": Kind.CONFIG_ERROR,
-    "CreateContainerError": Kind.CONFIG_ERROR,
-    "RunContainerError": Kind.CONFIG_ERROR,
-}
-PRESSURE = {"MemoryPressure": "memory", "DiskPressure": "disk", "PIDPressure": "pid"}
 GPU_COUNTERS: Mapping[str, tuple[Kind, str]] = {
     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": (Kind.GPU_ECC_DBE, "uncorrectable (double-bit) ECC errors"),
     "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL": (Kind.GPU_ECC_DBE, "uncorrectable (double-bit) ECC errors"),
