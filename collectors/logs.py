@@ -198,6 +198,7 @@ class LogCollector:
         self.limits = limits or Limits(per_pod=settings.max_docs_per_pod)
         self.page_size = page_size
         self.requests = 0
+        self.request_log: list[str] = []
         self.detail = ""
         self.documents = 0  # documents transferred, every search together
         self._fetched: dict[DocKey, tuple[str, Mapping[str, Any]]] = {}
@@ -522,7 +523,11 @@ class LogCollector:
             self.requests += 1
             response = request(client)
         except (ApiError, TransportError) as exc:
+            self.request_log.append(f"request {self.requests}: {type(exc).__name__}")
             raise _source_error(exc, self._where) from None
+        meta = getattr(response, "meta", None)
+        if meta is not None:  # for --debug: the outcome only; the query and the credentials stay out
+            self.request_log.append(f"request {self.requests}: {meta.status} in {meta.duration:.2f} s")
         return response.body if hasattr(response, "body") else response
 
     def _connect(self) -> Elasticsearch:

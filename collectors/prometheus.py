@@ -48,6 +48,7 @@ class _Traffic:
     count: int = 0
     bytes: int = 0
     warnings: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     last: threading.local = field(default_factory=threading.local)
 
@@ -55,6 +56,12 @@ class _Traffic:
         with self.lock:
             self.count += 1
             self.bytes += len(response.content)
+            # for --debug: method, path and outcome only (queries can be long; credentials never travel here)
+            method = response.request.method if response.request is not None else "?"
+            self.log.append(
+                f"{method} {urlsplit(response.url).path}: {response.status_code}, {len(response.content)} bytes, "
+                f"{response.elapsed.total_seconds():.2f} s"
+            )
         self.last.response = response
         if response.status_code == 200 and b'"warnings"' in response.content[:4096]:
             try:
@@ -369,6 +376,11 @@ class PrometheusCollector:
     def _sync(self) -> None:
         self.requests = self._traffic.count
         self.bytes = self._traffic.bytes
+
+    @property
+    def request_log(self) -> list[str]:
+        """Every request as "POST /api/v1/query: 200, 1234 bytes, 0.05 s", for --debug."""
+        return list(self._traffic.log)
 
     def _describe(self, scope: Scope, series: list[Series], events: list[TimelineEvent]) -> None:
         nodes = len(scope.node_names)

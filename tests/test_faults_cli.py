@@ -151,6 +151,8 @@ def test_secrets_never_appear_in_any_output(live_args, search_server, tmp_path):
             )
             text = result.stdout + result.stderr
             assert result.returncode in (0, 3), result.stderr[-2000:]
+            for source in ("kubernetes", "prometheus", "logs"):
+                assert f"debug: {source}: " in result.stderr  # --debug shows each source's requests
             for secret in (TOKEN, es_password, prom_token, api_key):
                 assert secret not in text, f"{secret[:4]}… leaked in --output {output}"
     assert os.environ.get("WHATHAPPENED_PROMETHEUS_TOKEN") != prom_token  # the test did not leak into itself

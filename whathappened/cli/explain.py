@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from whathappened.cli import options as o
-from whathappened.cli.report_io import emit, progress
+from whathappened.cli.report_io import debug_requests, emit, progress
 from whathappened.errors import UsageError
 
 SNAPSHOT_DEADLINE_S = 600.0
@@ -89,5 +89,7 @@ def explain(
     with progress(f"asking {', '.join(c.name for c in sources.collectors)}"):
         report = make_report(sources.collectors, query, deadline_s, sources.not_configured)
     emit(report, output, out, debug)
+    if debug:
+        debug_requests(sources.collectors)
     if any(s.failed for s in report.sources):
         raise typer.Exit(3)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from whathappened.cli.options import Output
-from whathappened.errors import WhathappenedError
+from whathappened.errors import WhathappenedError, scrub
 from whathappened.model import Report
+from whathappened.scope import Collector
 
 
 def render(report: Report, output: Output, color: bool, debug: bool = False) -> str:
@@ -63,3 +64,12 @@ def progress(message: str) -> Iterator[None]:
 
     with Console(stderr=True).status(message):
         yield
+
+
+def debug_requests(collectors: Iterable[Collector]) -> None:
+    """``--debug``: every source's requests on standard error, scrubbed like every other message."""
+    for collector in collectors:
+        lines = getattr(collector, "request_log", None) or []
+        for line in lines:
+            sys.stderr.write(f"debug: {collector.name}: {scrub(str(line))}\n")
+        sys.stderr.write(f"debug: {collector.name}: {collector.requests} requests\n")
