@@ -213,3 +213,14 @@ def test_context_namespace_is_the_default(kube_double: Any) -> None:
     _, namespace = build_api_client(KubernetesSettings(kubeconfig=str(session.kubeconfig)))
     _, other = build_api_client(KubernetesSettings(kubeconfig=str(session.kubeconfig), context="other"))
     assert (namespace, other) == (scenario.namespace, "elsewhere")
+
+
+def test_only_the_earliest_ended_containers_logs_are_read(kube_double: Any) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == "xid79-fallen-off-bus")
+    session = kube_double(scenario)
+    collector = collector_for(session, kubernetes=KubernetesSettings(log_containers=1))
+    discovery = collector.discover(query_for(scenario))
+    collector.collect(Scope(query_for(scenario), discovery.pods, discovery.nodes))
+    logs = [r for r in session.requests if r.is_log]
+    assert len(logs) == 1  # four ranks failed; the rank that ended first holds the start of the story
+    assert "workers-0-2" in logs[0].path

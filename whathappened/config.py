@@ -74,6 +74,7 @@ class KubernetesSettings:
     context: str | None = None
     in_cluster: bool | None = None  # None: use in-cluster config when no kubeconfig is found
     log_lines: int = 50
+    log_containers: int = 32  # failed containers whose last lines are read, earliest-ended first
     page_size: int = 500
 
 

@@ -56,6 +56,7 @@ class _Run:
         self.finished = threading.Event()
         self._scope: Scope | None = None
         self._scope_ready = threading.Event()
+        self.took: float | None = None  # seconds from the start of the run to this source's last answer
         self.thread = threading.Thread(target=self._live, name=f"source-{collector.name}", daemon=True)
 
     def start(self) -> None:
@@ -66,6 +67,7 @@ class _Run:
         self._scope_ready.set()
 
     def _live(self) -> None:
+        began = time.monotonic()
         try:
             _capture(lambda c: c.discover(self.query), self.collector, self.discovery)
             self.discovered.set()
@@ -80,6 +82,7 @@ class _Run:
                 scope = _with(scope, late)  # discovered after the merge: its own pods still count for itself
             _capture(lambda c: list(c.collect(scope)), self.collector, self.collection)
         finally:
+            self.took = time.monotonic() - began
             self.discovered.set()
             self.finished.set()
 
@@ -112,7 +115,8 @@ def gather(
         _wait_all([r.finished for r in runs], started + deadline_s, clock)
         for late in [d for d in _discoveries(runs) if not _covers(scope, d)]:
             scope = _with(scope, late)  # the report lists the pods a late source named too
-    reports = {run.collector.name: _report(run, scope, clock() - started) for run in runs}
+    total = clock() - started
+    reports = {run.collector.name: _report(run, scope, total if run.took is None else run.took) for run in runs}
     for report in not_configured:
         reports.setdefault(report.name, report)
     ordered = tuple(reports[name] for name in _source_order(reports))

@@ -58,14 +58,20 @@ def live_sources(settings: Settings, without: Iterable[str] = ()) -> Sources:
     else:
         from whathappened.collectors.prometheus import PrometheusCollector
 
-        collectors.append(PrometheusCollector(settings.prometheus, verify_tls=settings.verify_tls))
+        collectors.append(
+            PrometheusCollector(settings.prometheus, verify_tls=settings.verify_tls, timeout_s=settings.deadline_s)
+        )
     if "logs" in skipped or not (settings.elasticsearch.url or settings.elasticsearch.cloud_id):
         reason = "left out (--without)" if "logs" in skipped else "no --elasticsearch-url"
         missing.append(SourceReport("logs", SourceStatus.NOT_CONFIGURED, reason))
     else:
         from whathappened.collectors.logs import LogCollector
 
-        collectors.append(LogCollector.from_settings(settings.elasticsearch, verify_tls=settings.verify_tls))
+        collectors.append(
+            LogCollector.from_settings(
+                settings.elasticsearch, verify_tls=settings.verify_tls, timeout_s=settings.deadline_s
+            )
+        )
     return Sources(tuple(collectors), tuple(missing), namespace)
 
 
