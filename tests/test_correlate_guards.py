@@ -165,3 +165,27 @@ def test_a_node_wide_xid_belongs_to_the_pod_on_that_gpu_not_its_neighbours():
     assert verdict(result, "w-1").cause == "gpu-fallen-off-bus"
     neighbour = verdict(result, "w-0")
     assert (neighbour.cause, neighbour.root, neighbour.caused_by) == ("nccl-error", False, "w-1")
+
+
+def _vanished_case(api_answered: bool):
+    from dataclasses import replace
+
+    from tests.correlate_builders import pod
+
+    listed = replace(
+        pod("w-actor", "node-b", phase="Running"), sources=frozenset({"kubernetes" if api_answered else "logs"})
+    )
+    gone = replace(pod("w-learner", None, phase=None, started=None), sources=frozenset({"logs"}))
+    logs = [ev(Kind.LOG_LINE, at(m), "w-learner", "node-c", source="logs", message="step") for m in (10, 20, 41)]
+    return run([listed, gone], logs)
+
+
+def test_a_pod_the_api_no_longer_lists_and_only_logs_saw_ended_when_last_seen():
+    result = _vanished_case(api_answered=True)
+    v = verdict(result, "w-learner")
+    assert v.ended == at(41) and v.cause == "unknown"
+    assert [x.pod for x in result.verdicts] == ["w-learner"]  # the Running pod the API lists has no verdict
+
+
+def test_without_an_api_answer_a_logs_only_pod_is_not_declared_dead():
+    assert _vanished_case(api_answered=False).verdicts == ()

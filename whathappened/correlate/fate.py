@@ -58,6 +58,7 @@ NOT_STARTED_YET: frozenset[str] = frozenset(
 BURST = timedelta(minutes=10)
 # A pod pending this long without a node was not scheduled (not merely created at the end of the window).
 LONG_PENDING = timedelta(minutes=5)
+API = "kubernetes"  # the source name of the Kubernetes API collector
 
 
 @dataclass(frozen=True)
@@ -83,14 +84,18 @@ def is_about(event: TimelineEvent, pod: PodInfo) -> bool:
 def fates(scope: Scope, index: TimelineIndex) -> tuple[Fate, ...]:
     """The fate of every pod in scope that ended or never started, ordered by when it ended."""
     found = []
+    # Where the API answered for the experiment, a pod it no longer lists (known only from logs) was deleted.
+    api_listed = any(API in pod.sources for pod in scope.pods)
     for pod in scope.pods:
-        fate = _fate(pod, index.about_pod(pod), index.timeline, scope)
+        fate = _fate(pod, index.about_pod(pod), index.timeline, scope, api_listed)
         if fate is not None:
             found.append(fate)
     return tuple(sorted(found, key=lambda f: (f.ended, f.name)))
 
 
-def _fate(pod: PodInfo, own: tuple[int, ...], timeline: Sequence[TimelineEvent], scope: Scope) -> Fate | None:
+def _fate(
+    pod: PodInfo, own: tuple[int, ...], timeline: Sequence[TimelineEvent], scope: Scope, api_listed: bool = False
+) -> Fate | None:
     events = [timeline[i] for i in own]
     node = pod.node or _node_from(events)
     gpus = _gpus(pod, node, events, scope)
@@ -99,6 +104,8 @@ def _fate(pod: PodInfo, own: tuple[int, ...], timeline: Sequence[TimelineEvent],
         seen = max((e.at for e in events), default=scope.window.end)
         return Fate(pod, NEVER_STARTED, node, gpus, None, seen, own)
     ended = _ended(pod, events)
+    if ended is None and api_listed and pod.phase is None and API not in pod.sources and events:
+        ended = max(e.at for e in events)  # vanished from the API with no word on how: last seen alive
     if ended is None:
         return None
     return Fate(pod, ENDED, node, gpus, started, ended, own)
