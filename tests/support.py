@@ -6,10 +6,12 @@ import contextlib
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +124,22 @@ def server_process(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextlib.contextmanager
+def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threaded loopback HTTP server for a test double or a fault server; yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    server.handle_error = _quiet  # type: ignore[method-assign]  # a client hanging up mid-answer is expected here
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _quiet(request: object, client_address: object) -> None:
+    return
