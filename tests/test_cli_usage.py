@@ -68,3 +68,9 @@ def test_no_source_configured_is_a_usage_error(tmp_path):
     assert result.returncode == 2
     assert "no source is configured" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_collect_also_refuses_namespace_with_all_namespaces(tmp_path):
+    result = run("collect", "exp", "-o", str(tmp_path / "out"), "-n", "a", "-A")
+    assert result.returncode == 2
+    assert "either --namespace or --all-namespaces" in result.stderr

@@ -45,8 +45,6 @@ def explain(
     from whathappened.explain import explain as make_report
     from whathappened.sources import live_sources, snapshot_sources
 
-    if namespace and all_namespaces:
-        raise UsageError("use either --namespace or --all-namespaces, not both")
     chosen = o.SourceOptions(
         namespace,
         all_namespaces,

@@ -73,6 +73,10 @@ class SourceOptions:
     insecure: bool = False
     log_preset: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.namespace and self.all_namespaces:  # checked here so every command that takes both agrees
+            raise UsageError("use either --namespace or --all-namespaces, not both")
+
     def settings(self) -> Settings:
         overrides = {
             "namespace": self.namespace,
