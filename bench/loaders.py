@@ -10,9 +10,11 @@ streamed (never read whole) both into osmem-server and into the double's contain
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -53,13 +55,26 @@ def experiment(pods: int, root: Path = OUT) -> Path:
     """The generator's scale experiment for ``pods`` pods (events and documents scale with it), made once."""
     folder = root / f"scale-{pods}"
     done = folder / ".complete"
+    made_by = folder / ".generator"
+    if done.exists() and (not made_by.exists() or made_by.read_text() != generator_fingerprint()):
+        print(f"  {folder.name} was made by another version of the generator: making it again", flush=True)
+        shutil.rmtree(folder)
     if not done.exists():
         began = time.monotonic()
         # A separate process: the generator's memory goes back to the system before the servers load.
         command = [sys.executable, "-m", "whathappened.synth", "scale", "--pods", str(pods), "--out", str(folder)]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         done.write_text(f"{time.monotonic() - began:.1f}\n")
+        made_by.write_text(generator_fingerprint())
     return folder
+
+
+def generator_fingerprint() -> str:
+    """A hash of the generator's source: a cached experiment made by an older generator is made again."""
+    digest = hashlib.sha256()
+    for path in sorted((REPO / "whathappened" / "synth").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16] + "\n"
 
 
 def generation_seconds(folder: Path) -> float:

@@ -189,7 +189,7 @@ def build(layout: Layout, workdir: Path) -> Path:
 def prometheus(data: Path, workdir: Path) -> Iterator[tuple[str, int]]:
     port = free_port()
     config = workdir / "prometheus.yml"
-    config.write_text("scrape_configs: []\n")
+    config.write_text(f"global:\n  query_log_file: {workdir / 'queries.log'}\nscrape_configs: []\n")
     args = [
         require_binary("prometheus"),
         f"--config.file={config}",
@@ -256,6 +256,23 @@ def naive(url: str, pid: int, layout: Layout) -> Measured:
     return Measured(queries, received, wall, f"{samples:,} samples", server, mine)
 
 
+def costliest_queries(log: Path, runs: int, top: int = 12) -> str:
+    """Prometheus' own figures per query (its query log): execution seconds and samples touched, per run."""
+    spent: dict[str, list[float]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        entry = json.loads(line)
+        text = " ".join(str(entry.get("params", {}).get("query", "")).split())
+        stats = entry.get("stats", {})
+        row = spent.setdefault(text, [0.0, 0.0])
+        row[0] += float(stats.get("timings", {}).get("execTotalTime", 0))
+        row[1] += float(stats.get("samples", {}).get("totalQueryableSamples", 0))
+    total = sum(r[0] for r in spent.values()) / runs
+    rows = [f"prometheus: {len(spent)} distinct queries, {total:.2f} s of execution per run; the costliest:"]
+    for text, (seconds, samples) in sorted(spent.items(), key=lambda kv: -kv[1][0])[:top]:
+        rows.append(f"  {seconds / runs:6.2f} s {samples / runs / 1e6:7.1f} M samples  {text[:160]}")
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=512)
@@ -273,6 +290,7 @@ def main() -> None:
         smart(url, pid, layout)  # one warm-up run: a second CLI run finds the server's page cache warm too
         runs = [smart(url, pid, layout) for _ in range(args.runs)]
         best = min(runs, key=lambda r: r.wall_s)
+        print(costliest_queries(args.workdir / "queries.log", 1 + args.runs), flush=True)
         walls = ", ".join(f"{r.wall_s:.2f}" for r in runs)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"collector: {best.queries} queries, {best.bytes / 1e6:.3f} MB, wall {walls} s; {best.note}", flush=True)
