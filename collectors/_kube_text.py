@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from whathappened.timeutils import parse_timestamp
@@ -32,7 +33,7 @@ _PROBE = re.compile(r"\b(Liveness|Readiness|Startup) probe\b", re.IGNORECASE)
 def dig(obj: Any, *path: str) -> Any:
     """obj[a][b]... or None where any step is missing or not a mapping."""
     for step in path:
-        if not isinstance(obj, Mapping):
+        if not isinstance(obj, dict) and not isinstance(obj, Mapping):  # dict first: the ABC check is slow
             return None
         obj = obj.get(step)
     return obj
@@ -43,7 +44,15 @@ def text(value: Any) -> str:
 
 
 def when(value: Any) -> datetime | None:
-    return parse_timestamp(value) if value not in (None, "") else None
+    if value is None or value == "":
+        return None
+    return _text_time(value) if isinstance(value, str) else parse_timestamp(value)
+
+
+@lru_cache(maxsize=1 << 15)
+def _text_time(value: str) -> datetime | None:
+    """An event's eventTime, first and last timestamps and creationTimestamp are often the same text."""
+    return parse_timestamp(value)
 
 
 def first_time(*values: Any) -> datetime | None:

@@ -1,29 +1,30 @@
-"""The live Kubernetes source, on the official ``kubernetes`` client: pods, events, nodes and last log lines.
+"""The live Kubernetes source, on the official ``kubernetes`` client's configuration and transport: pods, events,
+nodes and last log lines.
 
 Requests stay flat as experiments grow: pods come from server-side label selectors (one LIST per label key
 tried, paginated), events from one LIST per namespace plus one LIST of node events, nodes from one LIST (or a
 GET each when there are only a few), and only the logs of containers that failed are read one by one. Every
 payload is read raw (``_preload_content=False``) and goes through the same pure parsers as a snapshot
-(collectors/_kube_parse.py), so a live answer and a recorded one give the same timeline.
+(collectors/_kube_parse.py), so a live answer and a recorded one give the same timeline. Requests go through
+collectors/_kube_api.KubeApi (the client's ApiClient without its generated API classes, which cost more CPU to
+import than the whole collector spends); the failed containers' logs are read a few at a time.
 
-Read-only by construction: the only calls are list_* and read_*; collectors/_kube_access.PERMISSIONS names
-them and deploy/rbac.yaml grants exactly those.
+Read-only by construction: KubeApi only GETs, on paths named after collectors/_kube_access.PERMISSIONS, and
+deploy/rbac.yaml grants exactly those.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import urllib3
-from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
 from whathappened.collectors._kube_access import (
     Call,
     Expired,
@@ -32,9 +33,11 @@ from whathappened.collectors._kube_access import (
     status_error,
     transport_error,
 )
+from whathappened.collectors._kube_api import JSON, LOG, METADATA_ONLY, KubeApi, Unanswered, build_api_client
 from whathappened.collectors._kube_parse import (
     WINDOW_SLACK,
     discover_from_objects,
+    event_relevance,
     events_from_objects,
     failed_containers,
     log_events,
@@ -47,12 +50,15 @@ from whathappened.errors import SourceError, SourceForbidden, SourceTimeout
 from whathappened.model import NodeInfo, Subject, TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
 
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
 BULK_PAGE = 10_000  # events and nodes are filtered here, so fetch them in few, large pages
 NODE_GET_MAX = 3  # up to this many nodes, GET each instead of listing every node of the cluster
+LOG_READERS = 6  # log reads in flight at once: enough to hide round trips, few enough to spare the API server
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_METADATA_ONLY = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"}
-_SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-Fetch = Callable[..., Any]
+Params = Sequence[tuple[str, Any]]
+__all__ = ["KubernetesCollector", "build_api_client", "create_collector"]
 
 
 class KubernetesCollector:
@@ -60,7 +66,7 @@ class KubernetesCollector:
 
     def __init__(
         self,
-        api_client: client.ApiClient,
+        api_client: ApiClient,
         namespace: str = "default",
         settings: Settings | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -71,9 +77,9 @@ class KubernetesCollector:
         self.request_log: list[str] = []  # "list pods in namespace research: 200", for --debug (no secrets)
         self.namespace = namespace
         self._settings = settings or Settings()
-        self._core = client.CoreV1Api(api_client)
-        self._events_api = client.EventsV1Api(api_client)
-        self._server = safe_server(str(api_client.configuration.host))
+        self._api = KubeApi(api_client)
+        self._server = safe_server(self._api.host)
+        self._counting = threading.Lock()  # logs are read from a few threads at once
         self._clock, self._sleep = clock, sleep
         self._deadline: float | None = None
         self._pods: dict[tuple[str, str], dict[str, Any]] = {}
@@ -102,7 +108,7 @@ class KubernetesCollector:
         if self._deadline is None:
             self._start()
         self._fetch_nodes(set(scope.node_names))
-        self._events = scope_event_objects(self._fetch_events(scope), scope)
+        self._events = scope_event_objects(self._fetch_events(scope), scope)  # one per uid across the lists
         wanted = {p.key for p in scope.pods}
         pods = [o for key, o in self._pods.items() if key in wanted]
         timeline = events_from_objects(pods, self._events, self._nodes.values(), scope, self.name)
@@ -138,8 +144,8 @@ class KubernetesCollector:
         Two requests whichever of the ten label keys matches, and exact first-key-wins semantics; the
         metadata of a namespace's pods is small, and the full pods still come through a server-side selector.
         """
-        call = Call("list", "pods", namespace)
-        listed = self._list(call, self._core.list_namespaced_pod, namespace, page=BULK_PAGE, _headers=_METADATA_ONLY)
+        call, where = Call("list", "pods", namespace), {"namespace": namespace}
+        listed = self._list(call, "pods", where, page=BULK_PAGE, accept=METADATA_ONLY)
         metadata = [{"metadata": item.get("metadata") or {}} for item in listed]
         chosen = discover_from_objects(metadata, query)
         if not chosen.pods:
@@ -147,13 +153,11 @@ class KubernetesCollector:
             return [], chosen.candidates
         key = next((k for k in query.label_keys if any(p.labels.get(k) == query.experiment for p in chosen.pods)), None)
         if key is not None:
-            selector = f"{key}={query.experiment}"
-            return self._list(
-                call, self._core.list_namespaced_pod, namespace, label_selector=selector
-            ), chosen.candidates
+            selector = [("labelSelector", f"{key}={query.experiment}")]
+            return self._list(call, "pods", where, selector), chosen.candidates
         # Found through owner references only: no selector names them, so read the namespace's pods.
         wanted = {p.key for p in chosen.pods}
-        everything = self._list(call, self._core.list_namespaced_pod, namespace)
+        everything = self._list(call, "pods", where)
         return [o for o in everything if p_key(o) in wanted], chosen.candidates
 
     def _pods_by_labels(self, query: Query) -> list[dict[str, Any]]:
@@ -162,16 +166,14 @@ class KubernetesCollector:
         if len(value) > 63 or not _LABEL_VALUE.match(value):
             return []  # not a valid label value: no selector can match it
         for key in query.label_keys:
-            found = self._list(
-                Call("list", "pods"), self._core.list_pod_for_all_namespaces, label_selector=f"{key}={value}"
-            )
+            found = self._list(Call("list", "pods"), "all-pods", None, [("labelSelector", f"{key}={value}")])
             if found:
                 return found
         return []
 
     def _check_namespace(self, namespace: str) -> None:
         try:
-            found = self._get_optional(Call("get", "namespaces"), self._core.read_namespace, namespace)
+            found = self._get_optional(Call("get", "namespaces"), "namespace", {"name": namespace})
         except SourceForbidden:
             return  # not allowed to look: the empty result stands on its own
         if found is None:
@@ -184,37 +186,40 @@ class KubernetesCollector:
         if missing and not self._listed_nodes:
             if len(missing) <= NODE_GET_MAX:
                 for name in sorted(missing):
-                    node = self._get_optional(Call("get", "nodes"), self._core.read_node, name)
+                    node = self._get_optional(Call("get", "nodes"), "node", {"name": name})
                     if node is None:
                         self._gone_nodes.add(name)  # deleted (spot reclaim, scale-down): do not ask again
                     else:
                         self._nodes[name] = node
             else:
-                for node in self._list(Call("list", "nodes"), self._core.list_node, page=BULK_PAGE):
+                for node in self._list(Call("list", "nodes"), "nodes", page=BULK_PAGE):
                     self._nodes[node["metadata"]["name"]] = node
                 self._listed_nodes = True
         return [parse_node(self._nodes[n]) for n in sorted(names) if n in self._nodes]
 
     def _fetch_events(self, scope: Scope) -> list[Mapping[str, Any]]:
+        """The events about the scope, kept page by page: a namespace's 50,000 events are not all held at once."""
+        relevant = event_relevance(scope)
         found: list[Mapping[str, Any]] = []
         for namespace in scope.namespaces:
-            found += self._list_events(namespace, None)
+            found += self._list_events(namespace, None, relevant)
         if scope.node_names and "default" not in scope.namespaces:
             # kubelet, node-problem-detector and node-termination-handler record node events in "default"
-            found += self._list_events("default", "involvedObject.kind=Node")
+            found += self._list_events("default", "involvedObject.kind=Node", relevant)
         return found
 
-    def _list_events(self, namespace: str, fields: str | None) -> list[dict[str, Any]]:
-        call = Call("list", "events", namespace)
+    def _list_events(
+        self, namespace: str, fields: str | None, keep: Callable[[Mapping[str, Any]], bool]
+    ) -> list[dict[str, Any]]:
+        call, where = Call("list", "events", namespace), {"namespace": namespace}
         try:
-            return self._list(call, self._core.list_namespaced_event, namespace, field_selector=fields, page=BULK_PAGE)
+            return self._list(call, "events", where, [("fieldSelector", fields)], page=BULK_PAGE, keep=keep)
         except SourceForbidden as forbidden:
             # Some roles grant only the newer events API; it serves the same objects.
             new_fields = fields.replace("involvedObject.", "regarding.") if fields else None
-            fetch = self._events_api.list_namespaced_event
+            newer = Call("list", "events", namespace, "events.k8s.io")
             try:
-                newer = Call("list", "events", namespace, "events.k8s.io")
-                return self._list(newer, fetch, namespace, field_selector=new_fields, page=BULK_PAGE)
+                return self._list(newer, "events-v1", where, [("fieldSelector", new_fields)], page=BULK_PAGE, keep=keep)
             except SourceForbidden:
                 raise forbidden from None
 
@@ -226,30 +231,46 @@ class KubernetesCollector:
              for n, obj in enumerate(pods) for container, previous in failed_containers(obj)),
             key=lambda item: (item[0], item[1]),
         )  # fmt: skip
-        limit = self._settings.kubernetes.log_containers
-        lines: list[TimelineEvent] = []
-        for _, _, obj, container, previous in ended[:limit]:
-            try:
-                lines += self._log(obj, container, previous)
-            except SourceForbidden as error:
-                return lines, f"; logs skipped: {error}"
+        chosen = [(obj, container, previous) for _, _, obj, container, previous in ended[: self._kube.log_containers]]
+        lines, note = self._read_logs(chosen)
         start, end = scope.window.start - WINDOW_SLACK, scope.window.end + WINDOW_SLACK
-        return [e for e in lines if start <= e.at <= end], ""
+        return [e for e in lines if start <= e.at <= end], note
+
+    def _read_logs(self, chosen: Sequence[tuple[Mapping[str, Any], str, bool]]) -> tuple[list[TimelineEvent], str]:
+        """The containers' lines in the order asked, read LOG_READERS at a time; a 403 ends the reading."""
+        lines: list[TimelineEvent] = []
+        if not chosen:
+            return lines, ""
+        pool = ThreadPoolExecutor(min(LOG_READERS, len(chosen)), thread_name_prefix="kube-logs")
+        try:
+            for future in [pool.submit(self._log_or_forbidden, *item) for item in chosen]:
+                found = future.result()
+                if isinstance(found, SourceForbidden):
+                    return lines, f"; logs skipped: {found}"
+                lines += found
+            return lines, ""
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # after a 403 or a timeout, reads not started are not made
+
+    def _log_or_forbidden(
+        self, obj: Mapping[str, Any], container: str, previous: bool
+    ) -> list[TimelineEvent] | SourceForbidden:
+        try:
+            return self._log(obj, container, previous)
+        except SourceForbidden as error:
+            return error
 
     def _log(self, obj: Mapping[str, Any], container: str, previous: bool) -> list[TimelineEvent]:
         meta = obj["metadata"]
         call = Call("get", "pods/log", meta["namespace"])
-        raw = self._get_optional(
-            call,
-            self._core.read_namespaced_pod_log,
-            meta["name"],
-            meta["namespace"],
-            container=container,
-            previous=previous,
-            tail_lines=self._kube.log_lines,
-            timestamps=True,
-            decode=False,
-        )
+        params = [
+            ("container", container),
+            ("previous", previous),
+            ("tailLines", self._kube.log_lines),
+            ("timestamps", True),
+        ]
+        where = {"namespace": meta["namespace"], "name": meta["name"]}
+        raw = self._get_optional(call, "pod-log", where, params, accept=LOG, decode=False)
         subject = Subject(meta["namespace"], meta["name"], container, (obj.get("spec") or {}).get("nodeName"))
         return log_events(raw or b"", subject, previous, self.name)
 
@@ -262,133 +283,109 @@ class KubernetesCollector:
     def _start(self) -> None:
         self._deadline = self._clock() + self._settings.deadline_s
 
-    def _list(self, call: Call, fetch: Fetch, *args: Any, page: int | None = None, **kwargs: Any) -> list[Any]:
-        """Every item, following continue tokens; a 410 on a continue token starts the list again."""
+    def _list(
+        self,
+        call: Call,
+        endpoint: str,
+        where: Mapping[str, str] | None = None,
+        params: Params = (),
+        page: int | None = None,
+        accept: str = JSON,
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
+    ) -> list[Any]:
+        """Every item (that ``keep`` keeps), following continue tokens; a 410 on a continue token starts again."""
         items: list[Any] = []
         token: str | None = None
         restarts = 0
         while True:
+            paging = [*params, ("limit", page or self._kube.page_size), ("continue", token)]
             try:
-                body = self._request(call, fetch, *args, limit=page or self._kube.page_size, _continue=token, **kwargs)
+                body = self._request(call, endpoint, where, paging, accept)
             except Expired:
                 if token is None or restarts >= 3:
                     raise SourceError(f"the list expired again and again while trying to {call.describe()}") from None
                 items, token, restarts = [], None, restarts + 1
                 continue
-            if not isinstance(body, dict) or "items" not in body:
+            if not isinstance(body, dict) or not isinstance(body.get("items", False), list | None):
                 # a proxy's error page or a truncated answer that still parsed: not an empty list
                 raise SourceError(f"the API server's answer is not a list while trying to {call.describe()}")
-            items += body.get("items") or []
+            found = body.get("items") or []
+            items += found if keep is None else [o for o in found if isinstance(o, dict) and keep(o)]
             token = (body.get("metadata") or {}).get("continue") or None
             if token is None:
                 return items
 
-    def _get_optional(self, call: Call, fetch: Fetch, *args: Any, decode: bool = True, **kwargs: Any) -> Any:
+    def _get_optional(
+        self,
+        call: Call,
+        endpoint: str,
+        where: Mapping[str, str],
+        params: Params = (),
+        accept: str = JSON,
+        decode: bool = True,
+    ) -> Any:
         """A GET whose 404 (or 400 for a log that is gone) means simply 'not there any more'."""
         try:
-            return self._request(call, fetch, *args, decode=decode, **kwargs)
+            return self._request(call, endpoint, where, params, accept, decode)
         except _Absent:
             return None
 
-    def _request(self, call: Call, fetch: Fetch, *args: Any, decode: bool = True, **kwargs: Any) -> Any:
+    def _request(
+        self,
+        call: Call,
+        endpoint: str,
+        where: Mapping[str, str] | None,
+        params: Params,
+        accept: str = JSON,
+        decode: bool = True,
+    ) -> Any:
         while True:
             remaining = (self._deadline or 0.0) - self._clock()
             if remaining <= 0:
                 raise SourceTimeout(f"deadline reached before trying to {call.describe()}")
-            self.requests += 1
+            self._count()
             try:
-                response = fetch(
-                    *args, _preload_content=False, _request_timeout=(min(remaining, 10.0), remaining), **kwargs
-                )
-                self.request_log.append(f"{call.describe()}: {response.status}")
-                return json.loads(response.data) if decode else response.data
-            except ApiException as error:
-                self.request_log.append(f"{call.describe()}: {error.status}")
-                wait = retry_after(error.headers)
-                if error.status == 429 and wait < (self._deadline or 0.0) - self._clock():
-                    self._sleep(wait)  # the server asked us to wait this long
-                    continue
-                if (
-                    call.verb == "get"
-                    and error.status in (400, 404)
-                    and call.resource in ("nodes", "namespaces", "pods/log")
-                ):
-                    raise _Absent() from None
-                raise status_error(int(error.status or 0), call) from None
-            except urllib3.exceptions.HTTPError as error:
-                self.request_log.append(f"{call.describe()}: {_transport_kind(error)}")
-                raise transport_error(_transport_kind(error), call, self._server) from None
+                answer = self._api.get(endpoint, where, params, accept, timeout=(min(remaining, 10.0), remaining))
+            except Unanswered as failure:
+                self._note(f"{call.describe()}: {failure.kind}")
+                raise transport_error(failure.kind, call, self._server) from None
+            self._note(f"{call.describe()}: {answer.status}")
+            if 200 <= answer.status < 300:
+                return _json(answer.body, call) if decode else answer.body
+            wait = retry_after(answer.headers)
+            if answer.status == 429 and wait < (self._deadline or 0.0) - self._clock():
+                self._sleep(wait)  # the server asked us to wait this long
+                continue
+            if (
+                call.verb == "get"
+                and answer.status in (400, 404)
+                and call.resource in ("nodes", "namespaces", "pods/log")
+            ):
+                raise _Absent()
+            raise status_error(answer.status, call)
+
+    def _count(self) -> None:
+        with self._counting:
+            self.requests += 1
+
+    def _note(self, line: str) -> None:
+        with self._counting:
+            self.request_log.append(line)
+
+
+def _json(body: bytes, call: Call) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:  # truncated, or not JSON at all (an HTML error page from a proxy)
+        raise SourceError(f"the API server's answer is not JSON while trying to {call.describe()}") from None
 
 
 class _Absent(Exception):
     """The object asked for does not exist (any more)."""
 
 
-def _transport_kind(error: BaseException) -> str:
-    reason = getattr(error, "reason", None) or error
-    if isinstance(reason, urllib3.exceptions.NameResolutionError):
-        return "dns"
-    if isinstance(reason, urllib3.exceptions.NewConnectionError):
-        return "refused"
-    if isinstance(reason, urllib3.exceptions.TimeoutError):
-        return "timeout"
-    if isinstance(reason, urllib3.exceptions.SSLError):
-        return "tls"
-    return "broken"
-
-
 def p_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     return (obj["metadata"].get("namespace", ""), obj["metadata"].get("name", ""))
-
-
-# --- building the client as kubectl does ---
-
-
-def _kubeconfig_path(settings: KubernetesSettings) -> str:
-    return settings.kubeconfig or os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
-
-
-def _use_in_cluster(settings: KubernetesSettings, path: str) -> bool:
-    if settings.in_cluster is not None:
-        return settings.in_cluster
-    exists = any(Path(p).expanduser().is_file() for p in path.split(os.pathsep) if p)
-    return not exists and "KUBERNETES_SERVICE_HOST" in os.environ
-
-
-def build_api_client(settings: KubernetesSettings, verify_tls: bool = True) -> tuple[client.ApiClient, str]:
-    """An ApiClient and the default namespace, from kubeconfig (KUBECONFIG, --context) or in-cluster config."""
-    cfg = client.Configuration()
-    path = _kubeconfig_path(settings)
-    try:
-        if _use_in_cluster(settings, path):
-            config.load_incluster_config(client_configuration=cfg)
-            namespace = _SA_NAMESPACE.read_text().strip() if _SA_NAMESPACE.is_file() else "default"
-        else:
-            config.load_kube_config(config_file=path, context=settings.context, client_configuration=cfg)
-            namespace = _context_namespace(path, settings.context)
-    except (config.ConfigException, OSError, ValueError) as error:
-        status = "not_configured" if not _any_file(path) else "failed"
-        raise SourceError(f"no usable Kubernetes configuration ({_config_problem(error)})", status=status) from None
-    cfg.retries = False  # every request is ours to count, retry (429) and time out
-    if not verify_tls:
-        cfg.verify_ssl = False
-    return client.ApiClient(cfg), namespace
-
-
-def _any_file(path: str) -> bool:
-    return any(Path(p).expanduser().is_file() for p in path.split(os.pathsep) if p)
-
-
-def _config_problem(error: BaseException) -> str:
-    text = str(error)
-    # The loader's messages name files and contexts, never credentials; keep them short all the same.
-    return text.splitlines()[0][:200] if text else type(error).__name__
-
-
-def _context_namespace(path: str, context: str | None) -> str:
-    contexts, active = config.list_kube_config_contexts(config_file=path)
-    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
-    return str(((chosen or {}).get("context") or {}).get("namespace") or "default")
 
 
 def create_collector(settings: Settings) -> KubernetesCollector:

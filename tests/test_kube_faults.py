@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import urllib3
 from whathappened.collectors._kube_access import Call, transport_error
-from whathappened.collectors.kubernetes import KubernetesCollector, _transport_kind, build_api_client
+from whathappened.collectors._kube_api import transport_kind
+from whathappened.collectors.kubernetes import KubernetesCollector, build_api_client
 
 from tests.fixtures.kube import TOKEN, KubeSession, write_kubeconfig
 from tests.support import Scenario, all_scenarios, free_port
@@ -134,7 +135,7 @@ def test_refused_connection_is_unreachable(tmp_path: Path) -> None:
 
 def test_unresolvable_name_is_unreachable() -> None:
     error = urllib3.exceptions.NameResolutionError("api.cluster.invalid", None, socket.gaierror(-2, "Name unknown"))  # type: ignore[arg-type]
-    kind = _transport_kind(urllib3.exceptions.MaxRetryError(None, "/api", error))  # type: ignore[arg-type]
+    kind = transport_kind(urllib3.exceptions.MaxRetryError(None, "/api", error))  # type: ignore[arg-type]
     mapped = transport_error(kind, Call("list", "pods", "research"), "https://api.cluster.invalid:6443")
     assert isinstance(mapped, SourceUnreachable)
     assert "name not resolved" in str(mapped)
