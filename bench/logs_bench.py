@@ -16,6 +16,14 @@ Not part of the test suite.
 
     .venv/bin/python bench/logs_bench.py                          # 1,000,000 docs, 512 pods, 6 h
     .venv/bin/python bench/logs_bench.py --docs 100000 --pods 64  # a quick look
+
+With ``--experiment DIR`` (a cached ``bench.run`` experiment, e.g. bench/out/scale-512) it measures instead what
+the CLI's log source costs on that experiment: osmem-server seeded with the experiment's sampled log file (read
+only), the scope the Kubernetes source would hand over (from DIR/kubernetes/*.json), then ``--runs`` times a
+fresh collector's discover + collect, printing every request (wall time, osmem-server CPU seconds during it,
+bytes) and the totals per run.
+
+    .venv/bin/python -m bench.logs_bench --experiment bench/out/scale-512 --runs 3
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,15 +44,20 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from elastic_transport import HttpHeaders  # noqa: E402
+from elastic_transport._node import NodeApiResponse  # noqa: E402
+from elastic_transport.client_utils import DEFAULT, DefaultType  # noqa: E402
+from elasticsearch import Elasticsearch  # noqa: E402
 from whathappened.collectors import _log_parse, _log_query  # noqa: E402
-from whathappened.collectors.logs import LogCollector, make_client  # noqa: E402
+from whathappened.collectors.logs import LogCollector, OpenSearchNode, client_options, make_client  # noqa: E402
+from whathappened.collectors.snapshot import SnapshotKubernetes  # noqa: E402
 
 from tests.fixtures.search import osmem_binary  # noqa: E402
-from tests.support import free_port, server_process  # noqa: E402
+from tests.support import free_port, load_scenario, server_process  # noqa: E402
 from whathappened.config import ElasticsearchSettings  # noqa: E402
 from whathappened.kinds import Kind  # noqa: E402
 from whathappened.model import Window  # noqa: E402
-from whathappened.scope import Query, Scope  # noqa: E402
+from whathappened.scope import Query, Scope, merge_nodes, merge_pods  # noqa: E402
 
 START = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
 EXPERIMENT = "bench-llm-pretrain"
@@ -267,14 +281,116 @@ def report(
     return "\n".join(rows)
 
 
+# --- the CLI's share on a cached end-to-end experiment -------------------------------------------------------
+
+
+@dataclass
+class Request:
+    what: str
+    seconds: float
+    server_cpu_s: float
+    sent: int
+    received: int
+
+
+def recording_node(pid: int, log: list[Request]) -> type[OpenSearchNode]:
+    """The collector's own node class, noting each request's wall time, bytes and osmem-server's CPU during it
+    (with requests in flight at once, each one's CPU figure includes the others')."""
+
+    class Recording(OpenSearchNode):
+        def perform_request(
+            self,
+            method: str,
+            target: str,
+            body: bytes | None = None,
+            headers: HttpHeaders | None = None,
+            request_timeout: DefaultType | float | None = DEFAULT,
+        ) -> NodeApiResponse:
+            cpu, began = cpu_s(pid), time.perf_counter()
+            response = super().perform_request(method, target, body, headers, request_timeout)
+            seconds = time.perf_counter() - began
+            size = len(json.dumps(response.body)) if not isinstance(response.body, bytes | str) else len(response.body)
+            what = f"{method} {target.split('?', 1)[0]} {_shape(body)}"
+            log.append(Request(what, seconds, cpu_s(pid) - cpu, len(body or b""), size))
+            return response
+
+    return Recording
+
+
+def _shape(body: bytes | None) -> str:
+    """A short name for a search body: what its filters are made of."""
+    if not body:
+        return ""
+    text = body.decode("utf-8", errors="replace")
+    kinds = [k for k in ("regexp", "match_phrase", "composite", "exists", "range", "terms") if f'"{k}"' in text]
+    return f"[{len(text.splitlines())} lines: {' '.join(kinds)}]"
+
+
+def experiment_scope(folder: Path, query: Query) -> tuple[Scope, float]:
+    """The scope the CLI's Kubernetes source would name (its snapshot reader over the same objects)."""
+    began = time.perf_counter()
+    found = SnapshotKubernetes(folder).discover(query)
+    return Scope(query, merge_pods([found.pods]), merge_nodes([found.nodes])), time.perf_counter() - began
+
+
+def one_cli_share(url: str, pid: int, query: Query, kube: Scope) -> tuple[LogCollector, list[Request], float, float]:
+    """One fresh collector (a new client: connections are not reused across CLI runs), as gather runs it."""
+    log: list[Request] = []
+    settings = ElasticsearchSettings(url=url, log_index="logs-*", event_index="kube-events-*")
+    client = Elasticsearch(node_class=recording_node(pid, log), **client_options(settings, timeout_s=120))
+    collector = LogCollector(client, settings)
+    cpu, began = cpu_s(pid), time.perf_counter()
+    found = collector.discover(query)
+    scope = Scope(query, merge_pods([kube.pods, found.pods]), merge_nodes([kube.nodes, found.nodes]))
+    collector.collect(scope)
+    return collector, log, time.perf_counter() - began, cpu_s(pid) - cpu
+
+
+def experiment_main(folder: Path, runs: int, stride: int) -> None:
+    scenario = load_scenario(folder)
+    seed = folder / f"logs.sample-{stride}.ndjson"
+    if not seed.exists():
+        raise SystemExit(f"{seed} is missing: bench.run makes it (this benchmark only reads it)")
+    query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end), (scenario.label_key,))
+    kube, kube_s = experiment_scope(folder, query)
+    print(f"{folder.name}: scope of {len(kube.pods)} pods, {len(kube.node_names)} nodes ({kube_s:.1f} s to read)")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [osmem_binary(), "--addr", f"127.0.0.1:{port}", "--no-ja", "--no-stdin-watch"]
+    command += ["--parent-pid", str(os.getpid()), "--seed", str(seed)]
+    workdir = Path(tempfile.mkdtemp(prefix="logs-bench-"))
+    with server_process(command, f"{url}/", workdir / "osmem.log", timeout=3600) as process:
+        print(
+            f"osmem-server seeded from {seed.name}: {cpu_s(process.pid):.0f} CPU-s, RSS {rss_mib(process.pid):,.0f} MiB"
+        )
+        for run in range(runs + 1):
+            collector, log, seconds, server = one_cli_share(url, process.pid, query, kube)
+            label = "warm-up" if run == 0 else f"run {run}"
+            print(
+                f"{label}: {collector.requests} requests, {seconds:.2f} s, osmem {server:.2f} CPU-s, "
+                f"{collector.documents:,} documents -> {collector.detail}"
+            )
+            for request in log:
+                print(
+                    f"    {request.seconds:6.3f} s  osmem {request.server_cpu_s:5.2f} CPU-s  "
+                    f"sent {request.sent:>8,} B  got {request.received:>9,} B  {request.what}"
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--experiment", type=Path, help="a cached bench.run experiment folder (see above)")
+    parser.add_argument("--runs", type=int, default=3, help="with --experiment: measured runs after a warm-up")
+    parser.add_argument("--stride", type=int, default=128, help="with --experiment: the sampled log file's stride")
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--pods", type=int, default=512)
     parser.add_argument("--hours", type=float, default=6.0)
     parser.add_argument("--skip-naive", action="store_true")
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "whathappened-logs-bench"))
     args = parser.parse_args()
+    if args.experiment is not None:
+        experiment_main(args.experiment, args.runs, args.stride)
+        return
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     seed = workdir / f"logs-{args.docs}-{args.pods}-{args.hours:g}h.ndjson"

@@ -70,10 +70,12 @@ def signature_filter(mapping: FieldMapping) -> Query:
     return any_of(clauses)
 
 
-def log_source(mapping: FieldMapping) -> dict[str, list[str]]:
-    """Only the fields the parser reads come back (shippers add kilobytes of agent metadata per line)."""
+def log_source(mapping: FieldMapping, label_keys: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """Only the fields the parser reads come back (shippers add kilobytes of agent metadata per line): with
+    ``label_keys``, of the pod labels only those keys' fields (what a snapshot's discovery reads again)."""
     fields = [*mapping.timestamp, *mapping.message, mapping.pod, mapping.namespace, mapping.node, mapping.container]
-    return {"includes": [*dict.fromkeys(fields), f"{mapping.labels}.*", *mapping.host]}
+    labels = [f"{mapping.labels}.*"] if label_keys is None else [f for k in label_keys for f in mapping.label_fields(k)]
+    return {"includes": [*dict.fromkeys([*fields, *labels, *mapping.host])]}
 
 
 def sort_by_time(mapping: FieldMapping, order: str = "asc") -> list[Any]:
@@ -83,48 +85,41 @@ def sort_by_time(mapping: FieldMapping, order: str = "asc") -> list[Any]:
     ]
 
 
-def container_lines(
+def _pod_part(
+    mapping: FieldMapping, pods: Sequence[str], namespaces: Iterable[str], resolved: Mapping[str, str]
+) -> Query:
+    return {"bool": {"filter": [exact(mapping.pod, pods, resolved), exact(mapping.namespace, namespaces, resolved)]}}
+
+
+def _node_part(mapping: FieldMapping, nodes: Sequence[str], resolved: Mapping[str, str]) -> Query:
+    """A node's own lines (kernel, syslog): its host matches and there is no pod field."""
+    return {
+        "bool": {
+            "filter": [any_of([exact(field, nodes, resolved) for field in mapping.host])],
+            "must_not": [{"exists": {"field": mapping.pod}}],
+        }
+    }
+
+
+def signature_lines(
     mapping: FieldMapping,
     window: Window,
     pods: Iterable[str],
     namespaces: Iterable[str],
-    skip: Iterable[str] = (),
+    nodes: Iterable[str] = (),
     resolved: Mapping[str, str] = EMPTY,
-) -> Query:
-    """Signature lines of these pods' containers in the window (``skip``: pods already at their cap)."""
-    query: Query = {
-        "bool": {
-            "filter": [
-                in_window(mapping.timestamp, window.start, window.end),
-                exact(mapping.pod, pods, resolved),
-                exact(mapping.namespace, namespaces, resolved),
-                signature_filter(mapping),
-            ]
-        }
-    }
-    skipped = sorted(set(skip))
-    if skipped:
-        query["bool"]["must_not"] = [exact(mapping.pod, skipped, resolved)]
-    return query
-
-
-def node_lines(
-    mapping: FieldMapping,
-    window: Window,
-    nodes: Iterable[str],
-    skip: Iterable[str] = (),
-    resolved: Mapping[str, str] = EMPTY,
-) -> Query:
-    """Signature lines of these nodes' own logs (kernel, syslog): host matches and no pod field."""
-    listed = sorted(set(nodes) - set(skip))
+) -> Query | None:
+    """Signature lines in the window of these pods' containers and of these nodes' own logs, in one search (the
+    signature filter is the costly part: it is evaluated once); None when there is nobody left to ask about."""
+    listed_pods, listed_nodes = sorted(set(pods)), sorted(set(nodes))
+    parts = ([_pod_part(mapping, listed_pods, namespaces, resolved)] if listed_pods else []) + (
+        [_node_part(mapping, listed_nodes, resolved)] if listed_nodes else []
+    )
+    if not parts:
+        return None
     return {
         "bool": {
-            "filter": [
-                in_window(mapping.timestamp, window.start, window.end),
-                any_of([exact(field, listed, resolved) for field in mapping.host]),
-                signature_filter(mapping),
-            ],
-            "must_not": [{"exists": {"field": mapping.pod}}],
+            "filter": [in_window(mapping.timestamp, window.start, window.end), any_of(parts), signature_filter(mapping)]
         }
     }
 
@@ -139,6 +134,45 @@ def tail_lines(mapping: FieldMapping, window: Window, target: Target, resolved: 
     if target.container:
         filters.append(exact(mapping.container, [target.container], resolved))
     return {"bool": {"filter": filters}}
+
+
+def tails_search(
+    mapping: FieldMapping,
+    window: Window,
+    targets: Sequence[Target],
+    size: int,
+    resolved: Mapping[str, str],
+    label_keys: Sequence[str] | None = None,
+) -> Query:
+    """One search for the newest ``size`` lines of every target's pod up to the latest end: a ``top_hits`` per
+    (namespace, pod) bucket, so one pass over the pods' lines instead of a search per container. ``resolved``
+    must name aggregatable fields for the pod and the namespace. A bucket whose lines are all the target's own
+    (its container, up to its end) holds exactly its last lines; the caller asks again for the others."""
+    end = min(window.end, max(t.end for t in targets) + END_SLACK)
+    pods, namespaces = sorted({t.pod for t in targets}), sorted({t.namespace for t in targets})
+    newest = {
+        "top_hits": {"size": size, "sort": sort_by_time(mapping, "desc"), "_source": log_source(mapping, label_keys)}
+    }
+    by_pod = {"terms": {"field": resolved[mapping.pod], "size": len(pods)}, "aggs": {"newest": newest}}
+    return {
+        "size": 0,
+        "track_total_hits": False,
+        "query": {
+            "bool": {
+                "filter": [
+                    in_window(mapping.timestamp, window.start, end),
+                    exact(mapping.pod, pods, resolved),
+                    exact(mapping.namespace, namespaces, resolved),
+                ]
+            }
+        },
+        "aggs": {
+            "namespaces": {
+                "terms": {"field": resolved[mapping.namespace], "size": len(namespaces)},
+                "aggs": {"pods": by_pod},
+            }
+        },
+    }
 
 
 def archived_events(window: Window, names: Iterable[str]) -> Query:
