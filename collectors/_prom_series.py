@@ -185,8 +185,9 @@ def normalize(series: Iterable[Series]) -> list[Series]:
     return out
 
 
-def events_from_series(series: Iterable[Series], scope: Scope) -> list[TimelineEvent]:
-    """Every event the watched series show for the scope's nodes, GPUs and pods, in time order."""
+def events_from_series(series: Iterable[Series], scope: Scope, utilization: bool = True) -> list[TimelineEvent]:
+    """Every event the watched series show for the scope's nodes, GPUs and pods, in time order; with
+    ``utilization``, each pod's GPU utilization strip too (only the HTML report draws it)."""
     series = list(series)
     nodes, pods = scope_filter(scope)
     kept = normalize(s for s in series if _in_scope(s, nodes, pods) or _derivable(s, nodes))
@@ -198,7 +199,8 @@ def events_from_series(series: Iterable[Series], scope: Scope) -> list[TimelineE
     for edge in found:
         events.extend(ev.BUILDERS[edge.series.name](edge, ctx))
     events.extend(_gpus_missing(kept, ctx, start, end))
-    events.extend(utilization_events(series, ctx))
+    if utilization:
+        events.extend(utilization_events(series, ctx))
     return _episodes(_dedupe(sorted(events, key=_order)))
 
 

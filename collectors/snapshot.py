@@ -96,9 +96,10 @@ class SnapshotKubernetes(_SnapshotSource):
 class SnapshotPrometheus(_SnapshotSource):
     name = "prometheus"
 
-    def __init__(self, folder: Path, path: Path) -> None:
+    def __init__(self, folder: Path, path: Path, utilization: bool = True) -> None:
         super().__init__(folder)
         self.path = path
+        self._utilization = utilization  # as the live source: the strip only when the report draws it
         self._series: list[_prom_series.Series] | None = None
 
     def _load(self) -> list[_prom_series.Series]:
@@ -124,7 +125,7 @@ class SnapshotPrometheus(_SnapshotSource):
 
     def collect(self, scope: Scope) -> list[TimelineEvent]:
         series = self._load()
-        events = _prom_series.events_from_series(series, scope)
+        events = _prom_series.events_from_series(series, scope, utilization=self._utilization)
         self.detail = f"{len(series)} series, {len(events)} events (snapshot)"
         return events
 
@@ -197,8 +198,11 @@ def _name(obj: Mapping[str, Any]) -> str | None:
     return metadata.get("name") if isinstance(metadata, dict) else None
 
 
-def snapshot_collectors(folder: str | Path, preset: str = "ecs") -> tuple[list[Collector], list[SourceReport]]:
-    """The collectors a snapshot folder supports, and a not_configured report for each part it lacks."""
+def snapshot_collectors(
+    folder: str | Path, preset: str = "ecs", utilization: bool = True
+) -> tuple[list[Collector], list[SourceReport]]:
+    """The collectors a snapshot folder supports, and a not_configured report for each part it lacks;
+    ``utilization``: whether the Prometheus part reports each pod's GPU utilization strip."""
     root = Path(folder).expanduser()
     if not root.is_dir():
         raise SnapshotError(f"snapshot folder {root} does not exist or is not a folder")
@@ -210,7 +214,7 @@ def snapshot_collectors(folder: str | Path, preset: str = "ecs") -> tuple[list[C
         missing.append(SourceReport("kubernetes", SourceStatus.NOT_CONFIGURED, "snapshot has no kubernetes/*.json"))
     om = next((root / name for name in OPENMETRICS_FILES if (root / name).exists()), None)
     if om is not None:
-        collectors.append(SnapshotPrometheus(root, om))
+        collectors.append(SnapshotPrometheus(root, om, utilization))
     else:
         missing.append(SourceReport("prometheus", SourceStatus.NOT_CONFIGURED, "snapshot has no prometheus.om.gz"))
     if (root / LOGS_FILE).exists():

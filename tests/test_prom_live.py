@@ -105,6 +105,19 @@ def test_live_equals_offline_analysis(live, name: str, backend: str) -> None:
     assert run.collector.detail
 
 
+@pytest.mark.parametrize(("name", "backend"), CASES)
+def test_edges_located_coarse_to_fine_are_the_same_events(live, prometheus_servers, victoria_servers, name, backend):
+    """What a large scope gets (located coarsely first, then exact over the located spans only), forced on every
+    scenario: the same events as the edge queries over the whole window, so the same as the offline analysis."""
+    run = live(name, backend)
+    servers = prometheus_servers if backend == "prometheus" else victoria_servers
+    coarse = PrometheusCollector(PrometheusSettings(url=servers.url_for(name, SOURCES[name])), direct_limit=0)
+    events = list(coarse.collect(run.scope))
+    assert [e.identity for e in events] == [e.identity for e in run.events]
+    assert [dict(e.attrs) for e in events] == [dict(e.attrs) for e in run.events]
+    assert coarse.requests <= 30
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_xid_79_on_gpu_5_of_gpu_node_19(live, backend: str) -> None:
     events = live("xid79-fallen-off-bus", backend).events

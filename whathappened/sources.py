@@ -26,19 +26,24 @@ class Sources:
     namespace: str | None  # the namespace to look in; None for all
 
 
-def snapshot_sources(folder: Path, settings: Settings, without: Iterable[str] = ()) -> Sources:
+def snapshot_sources(
+    folder: Path, settings: Settings, without: Iterable[str] = (), utilization: bool = True
+) -> Sources:
+    """The snapshot's collectors; ``utilization``: each pod's GPU utilization strip (only HTML draws it)."""
     from whathappened.collectors.snapshot import snapshot_collectors
 
     skipped = _check_without(without)
-    collectors, missing = snapshot_collectors(folder, settings.elasticsearch.preset)
+    collectors, missing = snapshot_collectors(folder, settings.elasticsearch.preset, utilization)
     kept = tuple(c for c in collectors if c.name not in skipped)
     left_out = tuple(SourceReport(n, SourceStatus.NOT_CONFIGURED, "left out (--without)") for n in sorted(skipped))
     namespace = None if settings.all_namespaces else settings.namespace
     return Sources(kept, (*missing, *left_out), namespace)
 
 
-def live_sources(settings: Settings, without: Iterable[str] = ()) -> Sources:
-    """The configured live collectors; the namespace defaults to the kubeconfig context's, as kubectl's does."""
+def live_sources(settings: Settings, without: Iterable[str] = (), utilization: bool = True) -> Sources:
+    """The configured live collectors; the namespace defaults to the kubeconfig context's, as kubectl's does.
+    ``utilization``: whether Prometheus fetches each pod's GPU utilization strip (a costly range query that only
+    the HTML report draws)."""
     skipped = _check_without(without)
     collectors: list[Collector] = []
     missing: list[SourceReport] = []
@@ -59,7 +64,12 @@ def live_sources(settings: Settings, without: Iterable[str] = ()) -> Sources:
         from whathappened.collectors.prometheus import PrometheusCollector
 
         collectors.append(
-            PrometheusCollector(settings.prometheus, verify_tls=settings.verify_tls, timeout_s=settings.deadline_s)
+            PrometheusCollector(
+                settings.prometheus,
+                verify_tls=settings.verify_tls,
+                timeout_s=settings.deadline_s,
+                utilization=utilization,
+            )
         )
     if "logs" in skipped or not (settings.elasticsearch.url or settings.elasticsearch.cloud_id):
         reason = "left out (--without)" if "logs" in skipped else "no --elasticsearch-url"

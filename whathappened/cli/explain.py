@@ -68,10 +68,11 @@ def explain(
     )
     settings = chosen.settings()
     window = o.window_of(settings)  # validate the window before touching any source
+    strip = output is o.Output.html  # each pod's GPU utilization strip: a costly query only HTML draws
     if snapshot is not None:
-        sources = snapshot_sources(snapshot, settings, chosen.without)
+        sources = snapshot_sources(snapshot, settings, chosen.without, utilization=strip)
     else:
-        sources = live_sources(settings, chosen.without)
+        sources = live_sources(settings, chosen.without, utilization=strip)
     if not sources.collectors:
         raise UsageError(
             "no source is configured: give --kubeconfig/--context, --prometheus-url, "

@@ -1,0 +1,109 @@
+"""PromQL text: anchored alternations, quoting, metric-name tagging, ``or`` lists split under the servers'
+limits, and label matchers for the scope's GPUs, nodes and pods. Pure string building, no I/O."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from whathappened.collectors._prom_signals import Where
+
+METRIC = "__metric"  # the series' metric name, which functions and comparisons would drop
+OLD = "__old"  # marks the values just before CHANGE edges, answered with the edges themselves
+DCGM_NODE_LABELS = ("Hostname", "hostname", "node")
+MAX_QUERY_CHARS = 15_000  # VictoriaMetrics refuses queries over 16 KiB by default
+
+
+def regex_union(values: Iterable[str]) -> str:
+    """An alternation (PromQL anchors it), with the common prefix factored out to keep the query short."""
+    names = sorted(set(values))
+    if not names:
+        return "$^"  # matches nothing
+    prefix = _common_prefix(names)
+    rest = [escape(n[len(prefix) :]) for n in names]
+    if len(rest) == 1:
+        return escape(prefix) + rest[0]
+    return f"{escape(prefix)}(?:{'|'.join(rest)})"
+
+
+def escape(text: str) -> str:
+    """RE2-safe escaping that leaves '-' alone (it needs none outside a class, and shorter is better here)."""
+    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
+
+
+def _common_prefix(names: Sequence[str]) -> str:
+    first, last = names[0], names[-1]
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    return first[:size]
+
+
+def quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def named(expr: str, metric: str | None = None) -> str:
+    """Copy the metric name into ``__metric`` (or set a given one) so it survives functions and matching."""
+    if metric is None:
+        return f'label_replace({expr}, "{METRIC}", "$1", "__name__", "(.+)")'
+    return f'label_replace({expr}, "{METRIC}", "{metric}", "__name__", ".*")'
+
+
+def chunked_or(parts: Sequence[str], limit: int = MAX_QUERY_CHARS, pieces: int = 1) -> list[str]:
+    """``a or b or c`` as at least ``pieces`` queries (so the server can work on them at once), each under
+    ``limit`` characters."""
+    groups: list[list[str]] = [[] for _ in range(max(1, min(pieces, len(parts))))]
+    for index, part in enumerate(parts):
+        groups[index % len(groups)].append(part)
+    queries: list[str] = []
+    for group in groups:
+        current: list[str] = []
+        for part in group:
+            if current and len(" or ".join([*current, part])) > limit:
+                queries.append(" or ".join(current))
+                current = []
+            current.append(part)
+        if current:
+            queries.append(" or ".join(current))
+    return queries
+
+
+@dataclass(frozen=True)
+class Selectors:
+    """Label matchers: dcgm series by node label (or flagged UUIDs), pod series by namespace+pod, node series by node."""
+
+    nodes: tuple[str, ...]
+    pods: tuple[tuple[str, str], ...]
+    node_label: str = "Hostname"
+    uuids: tuple[str, ...] = ()
+
+    def gpu(self, names: str, extra: str = "", by_uuid: bool = False) -> str:
+        where = (
+            f"UUID=~{quote(regex_union(self.uuids))}"
+            if by_uuid
+            else f"{self.node_label}=~{quote(regex_union(self.nodes))}"
+        )
+        return "{" + ",".join(p for p in (f'__name__=~"{names}"', where, extra) if p) + "}"
+
+    def pod(self, names: str, extra: str = "") -> str:
+        namespaces = quote(regex_union(ns for ns, _ in self.pods))
+        pods = quote(regex_union(name for _, name in self.pods))
+        return (
+            "{"
+            + ",".join(p for p in (f'__name__=~"{names}"', f"namespace=~{namespaces}", f"pod=~{pods}", extra) if p)
+            + "}"
+        )
+
+    def node(self, names: str, extra: str = "") -> str:
+        return (
+            "{"
+            + ",".join(p for p in (f'__name__=~"{names}"', f"node=~{quote(regex_union(self.nodes))}", extra) if p)
+            + "}"
+        )
+
+    def where(self, where: Where, names: str, extra: str = "") -> str:
+        if where is Where.GPU:
+            return self.gpu(names, extra, by_uuid=True)
+        return self.pod(names, extra) if where is Where.POD else self.node(names, extra)
