@@ -8,6 +8,7 @@ with ``--debug``. Heavy libraries are imported by the commands that need them, s
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 import threading
@@ -18,6 +19,8 @@ import typer
 from whathappened.errors import WhathappenedError, scrub
 
 COMMANDS = ("explain", "collect", "demo", "exporter", "preflight", "dashboards")
+# Commands that make one report and exit (not the exporter, which runs for days).
+ONE_SHOT = ("explain", "collect", "demo")
 HELP = (
     "Why did my training run die? One timeline of everything that touched the experiment, the rank that failed "
     "first, why, and what to do next.\n\n"
@@ -65,6 +68,11 @@ def route(argv: Sequence[str]) -> list[str]:
 def run(argv: Sequence[str] | None = None) -> None:
     args = route(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    if args and args[0] in ONE_SHOT:
+        # One short process that exits when the report is out: the cyclic collector's passes over a heap of
+        # a few hundred thousand parsed objects cost about a fifth of a 512-pod run's CPU, and a run makes
+        # almost no cyclic garbage (peak RSS measured the same with and without it), so it stays off.
+        gc.disable()
     _register()
     try:
         app(args=args, prog_name="whathappened", standalone_mode=True)
