@@ -78,13 +78,22 @@ class Case:
     def _candidates(self, on: str, kinds: frozenset[str]) -> list[int]:
         """The only events that can be about the subject (the pod's, its node's, the job's, the other nodes'),
         of the kinds asked for."""
-        by_kind = self.cache.get(on)
-        if by_kind is None:
-            by_kind = {}
-            for i in self._gather(on):
-                by_kind.setdefault(self.index.timeline[i].kind, []).append(i)
-            self.cache[on] = by_kind
+        if on in (JOB, ELSEWHERE):  # the same for every death of the run: sorted by kind once, on the index
+            shared = (on, self.elsewhere if on == ELSEWHERE else frozenset())
+            by_kind = self.index.shared.get(shared)
+            if by_kind is None:
+                by_kind = self.index.shared[shared] = self._by_kind(on)
+        else:
+            by_kind = self.cache.get(on)
+            if by_kind is None:
+                by_kind = self.cache[on] = self._by_kind(on)
         return [i for kind in kinds for i in by_kind.get(kind, ())]
+
+    def _by_kind(self, on: str) -> dict[str, list[int]]:
+        by_kind: dict[str, list[int]] = {}
+        for i in self._gather(on):
+            by_kind.setdefault(self.index.timeline[i].kind, []).append(i)
+        return by_kind
 
     def _gather(self, on: str) -> tuple[int, ...]:
         fate, index = self.fate, self.index

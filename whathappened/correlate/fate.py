@@ -8,6 +8,7 @@ gets no verdict.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -86,19 +87,25 @@ def fates(scope: Scope, index: TimelineIndex) -> tuple[Fate, ...]:
     found = []
     # Where the API answered for the experiment, a pod it no longer lists (known only from logs) was deleted.
     api_listed = any(API in pod.sources for pod in scope.pods)
+    per_node = Counter(pod.node for pod in scope.pods if pod.node)  # counted once: a per-pod scan is quadratic
     for pod in scope.pods:
-        fate = _fate(pod, index.about_pod(pod), index.timeline, scope, api_listed)
+        fate = _fate(pod, index.about_pod(pod), index.timeline, scope, per_node, api_listed)
         if fate is not None:
             found.append(fate)
     return tuple(sorted(found, key=lambda f: (f.ended, f.name)))
 
 
 def _fate(
-    pod: PodInfo, own: tuple[int, ...], timeline: Sequence[TimelineEvent], scope: Scope, api_listed: bool = False
+    pod: PodInfo,
+    own: tuple[int, ...],
+    timeline: Sequence[TimelineEvent],
+    scope: Scope,
+    per_node: Mapping[str, int],
+    api_listed: bool = False,
 ) -> Fate | None:
     events = [timeline[i] for i in own]
     node = pod.node or _node_from(events)
-    gpus = _gpus(pod, node, events, scope)
+    gpus = _gpus(node, events, scope, per_node)
     started = _started(pod, events)
     if started is None and _waiting(pod, node, events, scope.window.end):
         seen = max((e.at for e in events), default=scope.window.end)
@@ -121,13 +128,14 @@ def _node_from(events: Sequence[TimelineEvent]) -> str | None:
     return None
 
 
-def _gpus(pod: PodInfo, node: str | None, events: Sequence[TimelineEvent], scope: Scope) -> frozenset[str]:
+def _gpus(
+    node: str | None, events: Sequence[TimelineEvent], scope: Scope, per_node: Mapping[str, int]
+) -> frozenset[str]:
     own = frozenset(e.subject.gpu for e in events if e.subject.gpu is not None)
     if own:
         return own
     # The scope's per-node GPUs belong to this pod only when no other pod of the experiment shared the node.
-    sharing = [p for p in scope.pods if p.node == node]
-    if node and len(sharing) <= 1:
+    if node and per_node.get(node, 0) <= 1:
         return frozenset(scope.gpus.get(node, ()))
     return frozenset()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from whathappened.model import PodInfo, TimelineEvent
 
@@ -19,6 +19,10 @@ class TimelineIndex:
     by_pod: dict[str, tuple[int, ...]]  # pod name -> indexes (any namespace; callers check it)
     by_node: dict[str, tuple[int, ...]]  # node -> indexes of events naming that node
     podless: tuple[int, ...]  # events about no pod (nodes, Jobs, the cluster)
+    # per-run candidate lists that do not depend on the pod asking (evidence.Case fills it)
+    shared: dict[tuple[str, frozenset[str]], dict[str, list[int]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, timeline: Sequence[TimelineEvent]) -> TimelineIndex:
