@@ -221,3 +221,21 @@ def test_kubectl_prints_server_side_tables(oom: KubeSession, tmp_path: Path) -> 
     assert "OOMKilling" in events and "node/cpu-pool-d64-7" in events
     accept = next(r for r in oom.requests if r.path == "/api/v1/namespaces/data/pods")
     assert accept.status == 200
+
+
+def test_lists_are_served_as_json_dumps_would_write_them(maintenance: KubeSession) -> None:
+    """The double serializes each object once and reuses the bytes (speed only): the answer must not change."""
+    from tests.kube_double.api import Route, encode_list, list_objects
+
+    store = maintenance.double.store
+    for route, params in (
+        (Route("", "events", "research", None), {"limit": "2"}),
+        (Route("events.k8s.io", "events", "default", None), {"fieldSelector": "regarding.kind=Node"}),
+        (Route("", "nodes", None, None), {}),
+    ):
+        listing = list_objects(store, route, params)
+        assert listing["items"]
+        assert encode_list(listing, store.encoded) == json.dumps(listing).encode()
+        assert encode_list(listing, store.encoded) == encode_list(listing, store.encoded)  # served from the cache
+    served = api(maintenance).list_namespaced_event("research", _preload_content=False).data
+    assert served == json.dumps(list_objects(store, Route("", "events", "research", None), {})).encode()

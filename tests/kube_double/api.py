@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tests.kube_double.selectors import FIELDS, SelectorError, field_selector, label_selector
-from tests.kube_double.store import LogLine, Store, to_events_v1
+from tests.kube_double.store import LogLine, Store
 
 KINDS = {"pods": "Pod", "events": "Event", "nodes": "Node", "namespaces": "Namespace"}
 NAMESPACED = {"pods", "events"}
@@ -155,7 +155,7 @@ def _view(store: Store, r: Route) -> list[dict[str, Any]]:
             raise ApiError(404, "the server could not find the requested resource")
         objects = [o for o in objects if o.get("metadata", {}).get("namespace") == r.namespace]
     if r.group == "events.k8s.io":
-        objects = [to_events_v1(o) for o in objects]
+        objects = [store.as_v1(o) for o in objects]
     return objects
 
 
@@ -169,7 +169,7 @@ def _narrowed(store: Store, r: Route, params: Mapping[str, str]) -> list[dict[st
         return _view(store, r)
     subset = store.events_about(named[0].lstrip("="))
     narrowed = [o for o in subset if r.namespace is None or o.get("metadata", {}).get("namespace") == r.namespace]
-    return [to_events_v1(o) for o in narrowed] if r.group else narrowed
+    return [store.as_v1(o) for o in narrowed] if r.group else narrowed
 
 
 def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str, Any]:
@@ -179,7 +179,8 @@ def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str,
         wanted = field_selector(params.get("fieldSelector"), fields)
     except SelectorError as exc:
         raise ApiError(400, str(exc)) from exc
-    matched = [o for o in _narrowed(store, r, params) if labels(o) and wanted(o)]
+    key = (r.group, r.resource, r.namespace, params.get("labelSelector"), params.get("fieldSelector"))
+    matched = store.matched(key, lambda: [o for o in _narrowed(store, r, params) if labels(o) and wanted(o)])
     start = 0
     if params.get("continue"):
         token = _decode(params["continue"])
@@ -193,6 +194,12 @@ def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str,
     kind = KINDS[r.resource]
     api_version = "events.k8s.io/v1" if r.group else "v1"
     return {"kind": f"{kind}List", "apiVersion": api_version, "metadata": metadata, "items": page}
+
+
+def encode_list(listing: Mapping[str, Any], encode: Callable[[Mapping[str, Any]], bytes]) -> bytes:
+    """``json.dumps(listing).encode()``, byte for byte, with each item's bytes from ``encode`` (cached)."""
+    head = json.dumps({k: v for k, v in listing.items() if k != "items"})
+    return head[:-1].encode() + b', "items": [' + b", ".join(encode(o) for o in listing["items"]) + b"]}"
 
 
 def metadata_only(listing: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from tests.kube_double.api import (
     GONE_MESSAGE,
     ApiError,
     discovery,
+    encode_list,
     get_object,
     list_objects,
     metadata_only,
@@ -130,6 +131,7 @@ class KubeDouble:
         return f"http://{host}:{port}"
 
     def start(self) -> KubeDouble:
+        self.store.warm()
         handler = type("Handler", (_Handler,), {"double": self})
         self._server = _Server(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(
@@ -230,24 +232,22 @@ class _Handler(BaseHTTPRequestHandler):
         if "as=PartialObjectMetadataList" in accept:
             return self._json(200, metadata_only(listing))
         table = as_table(listing) if "as=Table" in accept else None
-        return self._json(200, table or listing)
+        if table is not None:
+            return self._json(200, table)
+        return self._send(200, "application/json", encode_list(listing, self.double.store.encoded))
 
     def _json(self, code: int, body: Any, headers: Mapping[str, str] | None = None) -> int:
-        data = json.dumps(body).encode()
+        return self._send(code, "application/json", json.dumps(body).encode(), headers)
+
+    def _text(self, code: int, text: str) -> int:
+        return self._send(code, "text/plain", text.encode())
+
+    def _send(self, code: int, content_type: str, data: bytes, headers: Mapping[str, str] | None = None) -> int:
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-        return code
-
-    def _text(self, code: int, text: str) -> int:
-        data = text.encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
         return code
