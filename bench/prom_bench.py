@@ -218,10 +218,11 @@ class Measured:
     client_cpu_s: float = 0.0
 
 
-def smart(url: str, pid: int, layout: Layout) -> Measured:
+def smart(url: str, pid: int, layout: Layout, strip: bool = False) -> Measured:
     window = Window(datetime.fromtimestamp(layout.start, UTC), datetime.fromtimestamp(layout.end, UTC))
     query = Query(EXPERIMENT, NAMESPACE, window)
-    collector = PrometheusCollector(PrometheusSettings(url=url), timeout_s=120)
+    # the CLI asks for the per-pod utilization strip only for --output html
+    collector = PrometheusCollector(PrometheusSettings(url=url), timeout_s=120, utilization=strip)
     server, client = cpu_seconds(pid), time.process_time()
     began = time.monotonic()
     discovery = collector.discover(query)
@@ -282,18 +283,24 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "whathappened-prom-bench")
     parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument("--strip", action="store_true", help="also fetch the per-pod utilization strip (--output html)")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     layout = Layout(args.nodes, args.gpus, args.hours, args.interval)
     data = build(layout, args.workdir)
     with prometheus(data, args.workdir) as (url, pid):
-        smart(url, pid, layout)  # one warm-up run: a second CLI run finds the server's page cache warm too
-        runs = [smart(url, pid, layout) for _ in range(args.runs)]
+        smart(url, pid, layout, args.strip)  # one warm-up run: a second CLI run finds the server's page cache warm
+        runs = [smart(url, pid, layout, args.strip) for _ in range(args.runs)]
         best = min(runs, key=lambda r: r.wall_s)
+        median = sorted(r.wall_s for r in runs)[len(runs) // 2]
         print(costliest_queries(args.workdir / "queries.log", 1 + args.runs), flush=True)
         walls = ", ".join(f"{r.wall_s:.2f}" for r in runs)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"collector: {best.queries} queries, {best.bytes / 1e6:.3f} MB, wall {walls} s; {best.note}", flush=True)
+        print(
+            f"collector: {best.queries} queries, {best.bytes / 1e6:.3f} MB, wall {walls} s (median {median:.2f} s); "
+            f"{best.note}",
+            flush=True,
+        )
         print(
             f"  CPU in the best run: Prometheus {best.server_cpu_s:.2f} s, client {best.client_cpu_s:.2f} s", flush=True
         )

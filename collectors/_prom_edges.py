@@ -184,12 +184,14 @@ def _locate_parts(
 ) -> list[str]:
     """Coarse point ``g`` is answered when an edge can lie in ``(g - coarse, g]``.
 
-    CHANGE: some sample in ``(g - coarse - lookback - step, g]`` differs from its predecessor (the predecessor of
-    any sample in the span lies within that range), or a series appears in the span (dcgm-exporter's Xid
-    series start anew with each err_code). RISE: a sample in the span is over the threshold, unless every sample
-    back to the earliest possible predecessor is over it *and* the series was there a coarse step ago. Not
-    covered: a series that was there a coarse step ago, then stopped for longer than the lookback and came back
-    over the threshold within the span (the whole-window query calls that an edge; we call it a gap).
+    CHANGE, and RISE of series that move only when something happens (kube-state-metrics flags, timestamps,
+    exit codes, the exporter's notices): two consecutive samples in the span differ, or the series' value at
+    ``g`` differs from its value a coarse step before (the edge's predecessor lies before the span), or the
+    series was not there a coarse step before (it appeared: dcgm-exporter's Xid series start anew with each
+    err_code). RISE of noisy gauges (temperatures): a sample in the span is over the threshold, unless every
+    sample back to the earliest possible predecessor is over it *and* the series was there a coarse step ago.
+    Not covered: a series that was there a coarse step ago, then stopped for longer than the lookback and came
+    back within the span with the value it had (the whole-window query calls that an edge; we call it a gap).
     """
     coarse = coarse_step(step)
     reach = f"{coarse + LOOKBACK_S + step:g}s"
@@ -210,10 +212,14 @@ def _locate_parts(
         return out
     signal = BY_METRIC[metric]
     sel = _selector(metric, where, keys, targets, node_label, signal.match)
-    if signal.mode is Mode.CHANGE:
-        located = f"changes({sel}[{reach}]) > 0 or (last_over_time({sel}[{coarse}s]) unless {sel} offset {coarse}s)"
+    if signal.mode is Mode.RISE and where is Where.GPU:
+        located = _rise_located(sel, signal.threshold, coarse, reach, ">")  # noisy gauges: only what crosses
     else:
-        located = _rise_located(sel, signal.threshold, coarse, reach, ">")
+        # Counters, flags and timestamps move only when something happens: a change within the span, a value
+        # unlike a coarse step ago, or a series that was not there then. Each sample is read once.
+        located = (
+            f"changes({sel}[{coarse}s]) > 0 or {sel} != {sel} offset {coarse}s or {sel} unless {sel} offset {coarse}s"
+        )
     return [named(f"group by ({by}) ({located})", metric)]
 
 

@@ -152,23 +152,29 @@ def families_match(sel: Selectors) -> list[str]:
     return out
 
 
-def nodes_last_seen_query(nodes: Sequence[str]) -> str:
-    """At the window's end: each node's latest dcgm sample (what a vanished GPU is compared with), and its
-    GPU model; one part per node-label spelling, which also tells which spelling this exporter uses."""
+def gpus_last_seen_query(nodes: Sequence[str]) -> str:
+    """At the window's end: each GPU's latest dcgm sample (those still reporting), with its node and model; one
+    part per node-label spelling, which also tells which spelling this exporter uses."""
     return " or ".join(
-        f"max by ({label}, modelName) (timestamp({Selectors(tuple(nodes), (), label).gpu(escape(PRESENCE_METRIC))}))"
+        f"max by ({label}, modelName, UUID) "
+        f"(timestamp({Selectors(tuple(nodes), (), label).gpu(escape(PRESENCE_METRIC))}))"
         for label in DCGM_NODE_LABELS
     )
+
+
+def nodes_last_seen(gpus: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per node (and model): the latest of its GPUs' last samples, what a vanished GPU is compared with."""
+    latest: dict[tuple[tuple[str, str], ...], float] = {}
+    for item in gpus:
+        labels = {k: v for k, v in item.get("metric", {}).items() if k != "UUID"}
+        key = tuple(sorted(labels.items()))
+        latest[key] = max(latest.get(key, float("-inf")), float(item["value"][1]))
+    return [{"metric": dict(key), "value": [at, str(at)]} for key, at in latest.items()]
 
 
 def gpus_seen_match(nodes: Sequence[str]) -> list[str]:
     """``match[]`` for the label-values API: the GPUs (UUID) that reported on these nodes, in any label spelling."""
     return [Selectors(tuple(nodes), (), label).gpu(escape(PRESENCE_METRIC)) for label in DCGM_NODE_LABELS]
-
-
-def gpus_present_query(sel: Selectors) -> str:
-    """At the window's end: the GPUs still reporting (a GPU seen in the window and not here stopped)."""
-    return f"group by (UUID) ({sel.gpu(escape(PRESENCE_METRIC))})"
 
 
 def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iterable[str]) -> list[str]:

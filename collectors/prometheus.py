@@ -135,14 +135,15 @@ class PrometheusCollector:
         nodes, pods = scope.node_names, tuple(p.key for p in scope.pods)
         builder = SeriesBuilder()
         sel = Selectors(nodes, pods)
-        present, node_refs, seen, utilization = self._parallel(
+        present, gpu_refs, seen, utilization = self._parallel(
             [
                 lambda: self._families(sel, scope),
-                lambda: self._instant(pq.nodes_last_seen_query(nodes), end),
+                lambda: self._instant(pq.gpus_last_seen_query(nodes), end),
                 lambda: self._gpus_seen(nodes, scope) if nodes else [],
                 lambda: self._utilization_strip(pods, scope) if self._utilization else [],
             ]
         )
+        node_refs = pq.nodes_last_seen(gpu_refs)
         builder.add_last_seen(node_refs)
         label = next((k for r in node_refs for k in DCGM_NODE_LABELS if k in r["metric"]), "Hostname")
         models = tuple(sorted({r["metric"].get("modelName", "") for r in node_refs} - {""}))
@@ -151,16 +152,15 @@ class PrometheusCollector:
             partial(self._instant, q, end)
             for q in chunked_or(pq.flag_parts(sel, present, window, models), pieces=self._pool_size)
         ]
-        first.append(lambda: self._instant(pq.gpus_present_query(sel), end) if seen else [])
         # Discovery already asked which of its pods changed over this window; ask only about the others.
         known = self._checked.get(scope.window, (frozenset(), frozenset()))
         unknown = tuple(p for p in pods if p not in known[0])
         whole = _duration(scope.window.seconds)
         first.append(lambda: self._instant(pq.pods_active_query(unknown, window, whole), end) if unknown else [])
         answers = self._parallel(first)
-        vanished = sorted(set(seen) - {r["metric"].get("UUID", "") for r in answers[-2]} - {""})
+        vanished = sorted(set(seen) - {r["metric"].get("UUID", "") for r in gpu_refs} - {""})
         active = tuple(sorted({_pod_key(r["metric"]) for r in answers[-1]} | (known[1] & set(pods))))
-        targets = pq.targets_of((i for a in answers[:-2] for i in a), label, active, present)
+        targets = pq.targets_of((i for a in answers[:-1] for i in a), label, active, present)
         # Discovery found the phase edges of the pods it saw change; only the others' are asked again.
         phased, phase_edges = self._phase_edges.get(scope.window, (frozenset(), []))
         if PHASE in targets.pods:
