@@ -3,11 +3,11 @@ nodes and last log lines.
 
 Requests stay flat as experiments grow: pods come from server-side label selectors (one LIST per label key
 tried, paginated), events from one LIST per namespace plus one LIST of node events, nodes from one LIST (or a
-GET each when there are only a few), and only the logs of containers that failed are read one by one. Every
-payload is read raw (``_preload_content=False``) and goes through the same pure parsers as a snapshot
-(collectors/_kube_parse.py), so a live answer and a recorded one give the same timeline. Requests go through
-collectors/_kube_api.KubeApi (the client's ApiClient without its generated API classes, which cost more CPU to
-import than the whole collector spends); the failed containers' logs are read a few at a time.
+GET each when there are only a few), and only the logs of the containers that failed first are read, a few at
+a time. Every payload is read raw and goes through the same pure parsers as a snapshot (collectors/_kube_parse.py),
+so a live answer and a recorded one give the same timeline; events are kept page by page, only those about the
+scope, so a namespace's 50,000 events are never all held. Requests go through collectors/_kube_api.KubeApi: the
+client's ApiClient without its generated API classes, which cost more CPU to import than the collector spends.
 
 Read-only by construction: KubeApi only GETs, on paths named after collectors/_kube_access.PERMISSIONS, and
 deploy/rbac.yaml grants exactly those.
