@@ -73,30 +73,34 @@ class PodMatch:
         ns = f"namespace={quote(self.namespace)}" if self.namespace else ""
         return "{" + ",".join(p for p in (f'__name__="{metric}"', ns, extra) if p) + "}"
 
-    def match(self) -> str:
+    def found(self) -> str:
+        """The candidates in one query: kube_pod_labels where a key holds the experiment's name, kube_pod_info
+        where the owner is named like it, each tagged with its metric in ``__metric``. Reads only their series."""
         value = quote(self.experiment)
         parts = [
-            f"last_over_time({self.selector('kube_pod_labels', f'{sanitize_label(k)}={value}')}[{self.window}])"
+            named(
+                f"last_over_time({self.selector('kube_pod_labels', f'{sanitize_label(k)}={value}')}[{self.window}])",
+                "kube_pod_labels",
+            )
             for k in self.label_keys
         ]
-        parts.append(f"last_over_time({self.selector('kube_pod_info', f'created_by_name={value}')}[{self.window}])")
-        return "(" + " or ".join(parts) + ")"
+        info = f"last_over_time({self.selector('kube_pod_info', f'created_by_name={value}')}[{self.window}])"
+        parts.append(named(info, "kube_pod_info"))
+        return " or ".join(parts)
 
-    def of(self, expr: str) -> str:
-        return f"({expr}) and on (namespace, pod) {self.match()}"
 
-    def labels(self) -> str:
-        return self.of(f"last_over_time({self.selector('kube_pod_labels')}[{self.window}])")
+def _pods_selector(metric: str, pods: Sequence[tuple[str, str]]) -> str:
+    return "{" + f'__name__="{metric}",{pod_matcher(pods)}' + "}"
 
-    def info(self) -> str:
-        return self.of(f"last_over_time({self.selector('kube_pod_info')}[{self.window}])")
 
-    def alive(self) -> str:
-        """At the window's end: the last kube_pod_info sample of each pod still there (exact: a plain selector)."""
-        return self.of(f"timestamp({self.selector('kube_pod_info')})")
+def pods_series_query(metric: str, pods: Sequence[tuple[str, str]], window: str) -> str:
+    """Each of these pods' series of a kube-state-metrics family over the window (a superset for many pods)."""
+    return f"last_over_time({_pods_selector(metric, pods)}[{window}])"
 
-    def active(self, wider: str) -> str:
-        return self.of(_active(self.selector, wider, self.window))
+
+def pods_alive_query(pods: Sequence[tuple[str, str]]) -> str:
+    """At the window's end: the last kube_pod_info sample of each pod still there (exact: a plain selector)."""
+    return f"timestamp({_pods_selector('kube_pod_info', pods)})"
 
 
 def pods_active_query(pods: Sequence[tuple[str, str]], wider: str, window: str) -> str:

@@ -86,16 +86,27 @@ class PrometheusCollector:
         end = query.window.end
         match = pq.PodMatch(query.experiment, query.namespace, query.label_keys, window)
         wider = _duration(query.window.seconds + pq.LOOKBACK_S)
-        found, info, alive, active = self._parallel(
-            [partial(self._instant, q, end) for q in (match.labels(), match.info(), match.alive(), match.active(wider))]
-        )
-        pods = sorted({_pod_key(r["metric"]) for r in (*found, *info)})
+        candidates_found = self._instant(match.found(), end)
+        pods = sorted({_pod_key(r["metric"]) for r in candidates_found})
         if not pods:
             names = self._instant(pq.candidates_query(query.namespace, query.label_keys, window), end)
             candidates = {v for r in names for k, v in r["metric"].items() if k.startswith("label_") and v}
             self._sync()
             self.detail = "experiment not found in kube-state-metrics history"
             return Discovery(candidates=tuple(sorted(candidates))[:50])
+        # The candidates' other series; many pods are matched by a name prefix, so answers are kept to them.
+        found = [r for r in candidates_found if r["metric"].get("__metric") == "kube_pod_labels"]
+        unlabelled = sorted(set(pods) - {_pod_key(r["metric"]) for r in found})
+        work = [
+            partial(self._instant, pq.pods_series_query("kube_pod_info", pods, window), end),
+            partial(self._instant, pq.pods_alive_query(pods), end),
+            partial(self._instant, pq.pods_active_query(pods, wider, window), end),
+        ]
+        if unlabelled:
+            work.append(partial(self._instant, pq.pods_series_query("kube_pod_labels", unlabelled, window), end))
+        ours = set(pods)
+        info, alive, active, *labels = [[r for r in a if _pod_key(r["metric"]) in ours] for a in self._parallel(work)]
+        found += [r for answer in labels for r in answer]
         last = {_pod_key(r["metric"]): float(r["value"][1]) for r in alive}
         vanished = [p for p in pods if p not in last]
         moving = sorted({_pod_key(r["metric"]) for r in active})

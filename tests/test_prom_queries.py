@@ -70,8 +70,10 @@ def test_a_large_scope_stays_under_victoriametrics_query_limit_and_the_query_bud
     discovery = [
         pq.PodMatch(
             "llama-405b-pretrain-r2", "research", tuple(f"k{i}.example.com/name" for i in range(10)), "21600s"
-        ).active("21900s"),
+        ).found(),
         pq.pods_active_query(PODS, "21900s", "21600s"),
+        pq.pods_series_query("kube_pod_info", PODS, "21600s"),
+        pq.pods_alive_query(PODS),
     ]
     queries = [*flags, *locate, *edges, *discovery, pq.gpus_last_seen_query(NODES)]
     assert max(len(q) for q in queries) < 16_384
