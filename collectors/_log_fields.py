@@ -94,19 +94,30 @@ def mapping_for(preset: str, overrides: Mapping[str, Any] | None = None) -> Fiel
 
 def get_path(doc: Any, path: str) -> Any:
     """``a.b.c`` in a nested, flat-dotted or mixed document; None where absent."""
-    if not isinstance(doc, Mapping):
+    if not _is_mapping(doc):
         return None
     if path in doc:
         return doc[path]
-    parts = path.split(".")
-    for cut in range(1, len(parts)):
-        head = ".".join(parts[:cut])
+    return _walk(doc, path.split("."), 0)
+
+
+def _walk(doc: Mapping[str, Any], parts: list[str], start: int) -> Any:
+    """The value at ``parts[start:]`` under ``doc``, the keys split at any dot (shortest head first)."""
+    head = parts[start]
+    for cut in range(start + 1, len(parts)):
         inner = doc.get(head)
-        if isinstance(inner, Mapping):
-            found = get_path(inner, ".".join(parts[cut:]))
+        if _is_mapping(inner):
+            rest = ".".join(parts[cut:])
+            found = inner[rest] if rest in inner else _walk(inner, parts, cut)
             if found is not None:
                 return found
+        head = f"{head}.{parts[cut]}"
     return None
+
+
+def _is_mapping(value: Any) -> bool:
+    # dict first: documents are parsed JSON, and the ABC check costs most of a lookup
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
