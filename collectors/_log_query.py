@@ -60,13 +60,16 @@ def in_window(fields: Sequence[str], start: datetime, end: datetime) -> Query:
 
 
 def signature_filter(mapping: FieldMapping) -> Query:
-    """Lines any signature could match: one ``match_phrase`` per phrase, one ``regexp`` per token pattern."""
+    """Lines any signature could match: one ``match_phrase`` per phrase, one ``regexp`` or ``wildcard`` per token
+    pattern."""
     phrases = sorted({p for s in SIGNATURES for p in s.phrases})
     regexps = sorted({s.regexp for s in SIGNATURES if s.regexp})
+    wildcards = sorted({w for s in SIGNATURES for w in s.wildcards})
     clauses: list[Query] = []
     for field in mapping.message:
         clauses.extend({"match_phrase": {field: phrase}} for phrase in phrases)
         clauses.extend({"regexp": {field: {"value": r, "flags": "NONE"}}} for r in regexps)
+        clauses.extend({"wildcard": {field: {"value": w}}} for w in wildcards)
     return any_of(clauses)
 
 

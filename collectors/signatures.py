@@ -2,9 +2,12 @@
 
 Each ``Signature`` names the timeline kind a matching line becomes, the regular expression that confirms it
 and extracts its attributes (named groups become attrs, converted by ``convert``), the phrases a search
-server can use to pre-filter for it (``phrases`` for ``match_phrase``, ``regexp`` for a Lucene token regexp:
-every line the ``pattern`` matches must also match one of them, which the tests check against a real
-OpenSearch-API server), a real example line and a near miss that must not match.
+server can use to pre-filter for it (``phrases`` for ``match_phrase``, ``regexp`` for a Lucene token regexp with a
+literal head, ``wildcards`` for Lucene token wildcards: every line the ``pattern`` matches must also match one of
+them, which the tests check against a real OpenSearch-API server), a real example line and a near miss that
+must not match. A token pattern with no literal head makes the server walk the field's whole term dictionary;
+written as one wildcard per literal tail, each walk can reject most terms by their last letters (Lucene's common
+suffix check), which an alternation of tails in one regexp does not allow.
 
 Order matters: a line becomes the event of the FIRST signature that matches it (specific before general),
 so a "CUDA error: out of memory" is a CUDA OOM and not a generic CUDA error. A signature with ``kind=None``
@@ -38,6 +41,7 @@ class Signature:
     near_misses: tuple[str, ...]
     phrases: tuple[str, ...] = ()
     regexp: str | None = None
+    wildcards: tuple[str, ...] = ()
     convert: Mapping[str, Callable[[str], Any]] = field(default_factory=lambda: EMPTY)
     fixed: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     extract: Extractor | None = None
@@ -710,7 +714,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.APP_EXCEPTION,
         pattern=_FINAL,
         summary="{exception}: {message}",
-        regexp="[a-z0-9_.]*[a-z0-9_](error|exception|interrupt|failure)",
+        wildcards=("?*error", "?*exception", "?*interrupt", "?*failure"),
         examples=("KeyError: 'input_ids'", "[rank3]: ValueError: expected sequence of length 4096 at dim 1 (got 4095)"),
         near_misses=("ERROR: could not connect to the metrics endpoint", "step=100 loss=2.3 error_rate=0.01"),
     ),
