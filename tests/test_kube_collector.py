@@ -224,3 +224,28 @@ def test_only_the_earliest_ended_containers_logs_are_read(kube_double: Any) -> N
     logs = [r for r in session.requests if r.is_log]
     assert len(logs) == 1  # four ranks failed; the rank that ended first holds the start of the story
     assert "workers-0-2" in logs[0].path
+
+
+def test_failed_containers_logs_are_read_a_few_at_a_time(kube_double: Any) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == "xid79-fallen-off-bus")
+    session = kube_double(scenario)
+    session.faults.add(delay_s=0.3, path="/log", times=-1)  # slow enough that reads made together overlap
+    collector = collector_for(session)
+    discovery = collector.discover(query_for(scenario))
+    timeline = collector.collect(Scope(query_for(scenario), discovery.pods, discovery.nodes))
+    logs = [r for r in session.requests if r.is_log]
+    assert len(logs) == 4 and session.double.peak_in_flight >= 2
+    assert len({e.subject.pod for e in timeline if e.kind == Kind.LOG_LINE}) == 4
+    assert collector.requests == len(session.requests) == len(collector.request_log)
+
+
+def test_forbidden_logs_are_skipped_with_a_note(kube_double: Any) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == "xid79-fallen-off-bus")
+    session = kube_double(scenario)
+    session.faults.add(status=403, path="/log", times=-1)
+    collector = collector_for(session)
+    discovery = collector.discover(query_for(scenario))
+    timeline = collector.collect(Scope(query_for(scenario), discovery.pods, discovery.nodes))
+    assert not [e for e in timeline if e.kind == Kind.LOG_LINE]
+    assert f"; logs skipped: cannot get pods/log in namespace {scenario.namespace} (403 Forbidden" in collector.detail
+    assert any(e.kind == Kind.CONTAINER_TERMINATED for e in timeline)  # the rest of the source still answers

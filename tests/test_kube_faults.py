@@ -192,3 +192,20 @@ def test_vanished_node_is_asked_for_once(kube_double: Any) -> None:
     node_gets = [(r.path, r.status) for r in session.requests if r.path.startswith("/api/v1/nodes/")]
     assert node_gets == [("/api/v1/nodes/cpu-pool-d64-7", 200), ("/api/v1/nodes/vanished-node", 404)]
     assert c.detail.startswith("1 pods, 3 events, 1 nodes")
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'{"kind": "EventList", "apiVersion": "v1", "metadata": {}, "items": [{"metadata": {"na', "not JSON"),
+        (b"<html><body>502 Bad Gateway</body></html>", "not JSON"),
+        (b'{"kind": "Status", "status": "Success"}', "not a list"),
+        (b'{"kind": "EventList", "items": {"metadata": {}}}', "not a list"),
+    ],
+)
+def test_garbled_answer_is_a_failure_that_says_what(session: KubeSession, body: bytes, said: str) -> None:
+    session.faults.add(body=body, path="/events", times=1)
+    result = gather([collector(session.kubeconfig)], query(), deadline_s=10)
+    report = result.sources[0]
+    assert report.status == SourceStatus.FAILED
+    assert report.detail == f"the API server's answer is {said} while trying to list events in namespace research"

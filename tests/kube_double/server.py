@@ -4,8 +4,8 @@ Enough of the API for kubectl and the official Python client: discovery (/versio
 /apis/events.k8s.io/v1), list/get of pods, events (core/v1 and events.k8s.io/v1), nodes and namespaces,
 pods/log, label and field selectors, limit/continue pagination, resourceVersion, and a minimal watch.
 Every request is recorded (method, path, query) so tests can hold a collector to its request budget and to
-read-only verbs; writes answer 405. Faults (401/403/404/429 with Retry-After/410 on continue/5xx/slow) are
-injected per path with ``faults.add``.
+read-only verbs; writes answer 405. Faults (401/403/404/429 with Retry-After/410 on continue/5xx/slow/a
+garbled 200 body) are injected per path with ``faults.add``.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class Fault:
     retry_after: int | None = None
     on_continue: bool = False  # only requests that carry a continue token
     message: str = ""
+    body: bytes | None = None  # answer 200 with these bytes instead (a truncated or garbled answer)
 
     def matches(self, path: str, raw_query: str, params: Mapping[str, str]) -> bool:
         if self.times == 0 or self.path not in path or self.query not in raw_query:
@@ -120,6 +121,8 @@ class KubeDouble:
         self.token = token  # when set, requests without "Bearer <token>" get 401
         self.faults = Faults()
         self.requests: list[Request] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0  # the most requests served at once since the last reset
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -156,8 +159,14 @@ class KubeDouble:
         """Forget recorded requests and armed faults (between tests sharing one double)."""
         with self._lock:
             self.requests.clear()
+            self.peak_in_flight = 0
         self.faults.clear()
         self.token = None
+
+    def arrived(self, change: int) -> None:
+        with self._lock:
+            self.in_flight += change
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
 
     def record(self, request: Request) -> None:
         with self._lock:
@@ -182,11 +191,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         split = urlsplit(self.path)
         params = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+        self.double.arrived(1)
         try:
             status = self._serve(split.path, split.query, params)
         except ApiError as error:
             status = error.code
             self._json(error.code, status_body(error.code, str(error)), error.headers)
+        finally:
+            self.double.arrived(-1)
         self.double.record(Request("GET", split.path, params, status, self.headers.get("Authorization")))
 
     def _refuse(self) -> None:
@@ -206,6 +218,8 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(fault.delay_s)  # a slow answer is the fault being simulated
             if fault.status is not None:
                 raise _fault_error(fault, path)
+            if fault.body is not None:
+                return self._send(200, "application/json", fault.body)
         token = self.double.token
         if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
             raise ApiError(401, "Unauthorized")
