@@ -33,6 +33,9 @@ JSON = "application/json"
 # What kubectl asks for when it needs only names and labels: the server drops spec and status.
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 LOG = "text/plain"
+# Connections kept per API server. The client's default is 5 per CPU; on a 1-CPU pod the collector's concurrent
+# log reads would outnumber it, and urllib3 would open, drop and warn about the extra connections.
+CONNECTIONS = 8
 _SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 # Endpoint -> path template. Each is one permission of PERMISSIONS (list pods, get pods/log, ...).
@@ -142,6 +145,7 @@ def build_api_client(settings: KubernetesSettings, verify_tls: bool = True) -> t
         status = "not_configured" if not _any_file(path) else "failed"
         raise SourceError(f"no usable Kubernetes configuration ({_config_problem(error)})", status=status) from None
     cfg.retries = False  # every request is ours to count, retry (429) and time out
+    cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, CONNECTIONS)
     if not verify_tls:
         cfg.verify_ssl = False
     return ApiClient(cfg), namespace

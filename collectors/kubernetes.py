@@ -33,7 +33,15 @@ from whathappened.collectors._kube_access import (
     status_error,
     transport_error,
 )
-from whathappened.collectors._kube_api import JSON, LOG, METADATA_ONLY, KubeApi, Unanswered, build_api_client
+from whathappened.collectors._kube_api import (
+    CONNECTIONS,
+    JSON,
+    LOG,
+    METADATA_ONLY,
+    KubeApi,
+    Unanswered,
+    build_api_client,
+)
 from whathappened.collectors._kube_parse import (
     WINDOW_SLACK,
     discover_from_objects,
@@ -55,7 +63,7 @@ if TYPE_CHECKING:
 
 BULK_PAGE = 10_000  # events and nodes are filtered here, so fetch them in few, large pages
 NODE_GET_MAX = 3  # up to this many nodes, GET each instead of listing every node of the cluster
-LOG_READERS = 6  # log reads in flight at once: enough to hide round trips, few enough to spare the API server
+LOG_READERS = CONNECTIONS - 2  # log reads in flight: enough to hide round trips, few enough to spare the server
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 Params = Sequence[tuple[str, Any]]
 __all__ = ["KubernetesCollector", "build_api_client", "create_collector"]

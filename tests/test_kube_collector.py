@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from whathappened.collectors._kube_parse import WINDOW_SLACK, events_from_objects
-from whathappened.collectors.kubernetes import KubernetesCollector, build_api_client
+from whathappened.collectors.kubernetes import LOG_READERS, KubernetesCollector, build_api_client
 
 from tests.fixtures.kube import KubeSession
 from tests.support import REPO, Scenario, all_scenarios
@@ -237,6 +237,8 @@ def test_failed_containers_logs_are_read_a_few_at_a_time(kube_double: Any) -> No
     assert len(logs) == 4 and session.double.peak_in_flight >= 2
     assert len({e.subject.pod for e in timeline if e.kind == Kind.LOG_LINE}) == 4
     assert collector.requests == len(session.requests) == len(collector.request_log)
+    api_client, _ = build_api_client(KubernetesSettings(kubeconfig=str(session.kubeconfig)))
+    assert api_client.configuration.connection_pool_maxsize >= LOG_READERS  # no connection opened and dropped
 
 
 def test_forbidden_logs_are_skipped_with_a_note(kube_double: Any) -> None:
