@@ -160,3 +160,36 @@ def test_chain_shows_a_happening_reported_twice_once():
     report = replace(report, timeline=(*report.timeline, twice), chain=(0, 1, 4))
     assert [index for index, _ in chain_steps(report)] == [0, 1]
     assert "the same error seen again" not in render_markdown(report).split("## Verdicts")[0]
+
+
+def test_terminal_folds_a_big_experiment_and_json_keeps_every_record_on_its_own_line():
+    from dataclasses import replace
+
+    base = _report()
+    root, collateral = base.verdicts
+    many = tuple(replace(collateral, pod=f"w-{i}", summary=f"Timed out waiting for w-1 ({i}).") for i in range(2, 102))
+    deaths = tuple(
+        TimelineEvent(
+            T0 + timedelta(minutes=60, seconds=i),
+            "logs",
+            Kind.NCCL_TIMEOUT,
+            Severity.ERROR,
+            f"watchdog timeout {i}",
+            Subject(namespace="ns", pod=f"w-{i}", node=f"node-{i}"),
+        )
+        for i in range(2, 102)
+    )
+    timeline = (*base.timeline, *deaths)
+    chain = (0, 1, *range(len(base.timeline), len(timeline)))
+    report = replace(base, timeline=timeline, verdicts=(*many, root), chain=chain)
+    buffer = io.StringIO()
+    render_terminal(report, buffer, width=200, color=False)
+    text = buffer.getvalue()
+    assert "GPU 5 on node-a fell off the bus." in text  # the root comes first though it was listed last
+    assert "61 more verdicts (61 nccl-timeout, collateral of w-1)" in text
+    assert "... 87 more steps" in text and "watchdog timeout 99" not in text.split("Verdicts")[0]
+    text = render_json(report)
+    records = [json.loads(line.strip().rstrip(",")) for line in text.splitlines() if line.startswith("    {")]
+    assert len(records) == 2 + 2 + len(timeline) + len(report.verdicts)  # sources, pods, events, verdicts
+    assert sum(1 for r in records if "time" in r) == len(timeline)
+    assert len(text.splitlines()) == 1 + 12 + len(records) + 4 + 1  # keys, records, four closing brackets

@@ -12,6 +12,10 @@ from whathappened.model import Report, TimelineEvent, Verdict
 # Utilization samples are drawn as the HTML report's strips, not listed.
 QUIET_KINDS = frozenset({Kind.LOG_LINE, Kind.GPU_UTILIZATION})
 MAX_TIMELINE_ROWS = 400
+# A 512-rank job that died of one fault has 512 verdicts and a chain of 500 first signs: a terminal shows the
+# first ones and counts the rest (the JSON and HTML reports keep every one).
+MAX_VERDICT_ROWS = 40
+MAX_CHAIN_STEPS = 15
 
 CAUSE_TITLES = {
     "host-maintenance": "Host maintenance",
@@ -77,6 +81,20 @@ def role(verdict: Verdict) -> str:
     return "undecided"
 
 
+def verdict_rows(verdicts: Iterable[Verdict]) -> tuple[list[Verdict], str]:
+    """The verdicts worth a row, root and undecided first, and one line counting the rest by cause and role."""
+    ordered = sorted(verdicts, key=lambda v: {True: 0, None: 1, False: 2}[v.root])
+    rest = ordered[MAX_VERDICT_ROWS:]
+    if not rest:
+        return ordered, ""
+    counts: dict[str, int] = {}
+    for v in rest:
+        counts[f"{v.cause}, {role(v)}"] = counts.get(f"{v.cause}, {role(v)}", 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    listed = "; ".join(f"{n} {what}" for what, n in ranked[:3]) + ("; ..." if len(ranked) > 3 else "")
+    return ordered[:MAX_VERDICT_ROWS], f"{len(rest)} more verdicts ({listed}): --output json or html lists every one"
+
+
 def by_node(rows: Iterable[tuple[int, TimelineEvent]]) -> list[tuple[str, list[tuple[int, TimelineEvent]]]]:
     """Rows grouped by node (groups in order of their first event), events kept in time order within."""
     groups: dict[str, list[tuple[int, TimelineEvent]]] = {}
@@ -98,3 +116,9 @@ def chain_steps(report: Report) -> list[tuple[int, TimelineEvent]]:
         seen.add(key)
         shown.append((index, event))
     return shown
+
+
+def folded_chain(report: Report) -> tuple[list[tuple[int, TimelineEvent]], int]:
+    """chain_steps() cut to its first MAX_CHAIN_STEPS, and how many steps were left out."""
+    steps = chain_steps(report)
+    return steps[:MAX_CHAIN_STEPS], max(0, len(steps) - MAX_CHAIN_STEPS)

@@ -10,7 +10,16 @@ from rich.table import Table
 from rich.text import Text
 
 from whathappened.model import Report, Severity, SourceStatus, Verdict
-from whathappened.render.common import by_node, chain_steps, origin, role, shown_events, title_of, where
+from whathappened.render.common import (
+    by_node,
+    folded_chain,
+    origin,
+    role,
+    shown_events,
+    title_of,
+    verdict_rows,
+    where,
+)
 from whathappened.timeutils import isoformat, relative
 
 SEVERITY_STYLE = {
@@ -70,13 +79,16 @@ def _root_panel(report: Report) -> Panel:
     lines.append(facts)
     if report.chain:
         chain = Table.grid(padding=(0, 1))
-        for step, (_, event) in enumerate(chain_steps(report), start=1):
+        steps, left_out = folded_chain(report)
+        for step, (_, event) in enumerate(steps, start=1):
             chain.add_row(
                 f"{step}.",
                 isoformat(event.at)[11:19],
                 Text(where(event), style="cyan"),
                 Text(event.summary[:160], style=SEVERITY_STYLE[event.severity]),
             )
+        if left_out:
+            chain.add_row("", "", "", Text(f"... {left_out} more steps (--output html shows them all)", style="dim"))
         lines.append(chain)
     if report.next_step:
         lines.append(Text(f"Next: {report.next_step}", style="bold green"))
@@ -85,10 +97,11 @@ def _root_panel(report: Report) -> Panel:
 
 
 def _verdicts(verdicts: tuple[Verdict, ...]) -> Table:
-    table = Table(title="Verdicts", title_justify="left", expand=False)
+    rows, more = verdict_rows(verdicts)
+    table = Table(title="Verdicts", title_justify="left", expand=False, caption=more or None, caption_justify="left")
     for column in ("pod", "node", "cause", "role", "conf.", "summary"):
         table.add_column(column, overflow="fold")
-    for v in verdicts:
+    for v in rows:
         table.add_row(
             v.pod,
             v.node or "",
