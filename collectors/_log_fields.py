@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from whathappened.errors import ConfigError
 from whathappened.timeutils import parse_timestamp
@@ -115,7 +115,7 @@ def _walk(doc: Mapping[str, Any], parts: list[str], start: int) -> Any:
     return None
 
 
-def _is_mapping(value: Any) -> bool:
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
     # dict first: documents are parsed JSON, and the ABC check costs most of a lookup
     return type(value) is dict or isinstance(value, Mapping)
 

@@ -47,7 +47,6 @@ __all__ = [
 
 DocKey = tuple[str, str]
 PAGE = 5000  # signature lines a page: most experiments need one (each page re-runs the signature filter)
-BUCKETS = 1000  # composite buckets a page
 TOP_HITS_MAX = 100  # Elasticsearch's index.max_inner_result_window: more last lines take a search each
 EXACT_FIELDS_SUFFIX = ".keyword"
 EVENT_SORT: list[Any] = [
@@ -216,12 +215,15 @@ class LogCollector:
         if self.mapping.pod not in keyword or self.mapping.namespace not in keyword:
             return None
         keys = [k for k in query.label_keys if any(f in keyword for f in self.mapping.label_fields(k))]
-        return Buckets(self.settings.log_index, keys, lambda key, after: self._pods_body(query, key, after), BUCKETS)
+        return Buckets(
+            self.settings.log_index, keys, lambda key, after: self._pods_body(query, key, after), _log_query.BUCKETS
+        )
 
     def _pods_body(self, query: Query, key: str, after: Mapping[str, Any] | None) -> dict[str, Any]:
         m = self.mapping
         lines = _log_query.labelled_lines(m, query.window, key, query.experiment, query.namespace, self._exact)
-        return {"size": 0, "query": lines, "aggs": _log_query.pods_aggregation(m, self._keyword or {}, after)}
+        aggs = _log_query.pods_aggregation(m, self._keyword or {}, after, query.namespace)
+        return {"size": 0, "query": lines, "aggs": aggs}
 
     def _representatives(self, pods: Buckets | None, query: Query) -> Iterator[tuple[str, dict[str, Any]]]:
         """One small synthetic document per bucket, as a log line of that pod would look."""
@@ -229,7 +231,7 @@ class LogCollector:
             return
         for bucket in pods.found:
             doc: dict[str, Any] = {}
-            parts = bucket.get("key", {})
+            parts = {"namespace": query.namespace, **bucket.get("key", {})}
             for name, field in (
                 ("namespace", self.mapping.namespace),
                 ("pod", self.mapping.pod),
