@@ -138,3 +138,16 @@ def test_importing_the_collector_leaves_the_async_transports_out() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False", "httpx"]
+
+
+@pytest.mark.servers
+def test_all_namespaces_discovery_keys_pods_by_namespace_too(loaded: ElasticsearchSettings) -> None:
+    """Bound to a namespace the pod list needs no namespace key; across namespaces it does: both find the same."""
+    across = Query(QUERY.experiment, None, WINDOW)
+    bound = LogCollector(make_client(loaded, flavor="opensearch"), loaded).discover(QUERY)
+    every = LogCollector(make_client(loaded, flavor="opensearch"), loaded).discover(across)
+    assert [(p.namespace, p.name, p.node, p.containers) for p in bound.pods] == [
+        (p.namespace, p.name, p.node, p.containers) for p in every.pods
+    ]
+    assert {p.name for p in every.pods} == {"p-0", "p-1", "p-2"}
+    assert {c.name for p in every.pods if p.name == "p-0" for c in p.containers} == {"sidecar", "trainer"}
