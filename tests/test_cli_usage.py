@@ -74,3 +74,19 @@ def test_collect_also_refuses_namespace_with_all_namespaces(tmp_path):
     result = run("collect", "exp", "-o", str(tmp_path / "out"), "-n", "a", "-A")
     assert result.returncode == 2
     assert "either --namespace or --all-namespaces" in result.stderr
+
+
+def test_a_report_command_still_runs_the_exit_hooks(tmp_path):
+    """A one-shot command leaves without tearing the interpreter down, but after the exit hooks (the clients
+    remove their temporary certificate files there)."""
+    marker = tmp_path / "hook-ran"
+    code = (
+        "import atexit, pathlib, sys\n"
+        f"atexit.register(pathlib.Path({str(marker)!r}).write_text, 'yes')\n"
+        "from whathappened.cli.main import run\n"
+        "run(['demo', '--output', 'json'])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("{") and result.stdout.rstrip().endswith("}")
+    assert marker.read_text() == "yes"

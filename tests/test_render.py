@@ -193,3 +193,18 @@ def test_terminal_folds_a_big_experiment_and_json_keeps_every_record_on_its_own_
     assert len(records) == 2 + 2 + len(timeline) + len(report.verdicts)  # sources, pods, events, verdicts
     assert sum(1 for r in records if "time" in r) == len(timeline)
     assert len(text.splitlines()) == 1 + 12 + len(records) + 4 + 1  # keys, records, four closing brackets
+
+
+def test_json_writes_values_the_fast_encoder_refuses_as_text():
+    from dataclasses import replace
+
+    base = _report()
+    odd = replace(base.timeline[0], attrs={"ratio": float("nan"), "seen": frozenset({"a"}), "at": T0, 3: "three"})
+    document = json.loads(render_json(replace(base, timeline=(odd, *base.timeline[1:]))))
+    assert document["timeline"][0]["attrs"] == {
+        "ratio": "nan",
+        "seen": ["a"],
+        "at": "2026-11-20T06:00:00Z",
+        "3": "three",
+    }
+    jsonschema.validate(document, schema())
