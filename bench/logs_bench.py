@@ -20,8 +20,9 @@ Not part of the test suite.
 With ``--experiment DIR`` (a cached ``bench.run`` experiment, e.g. bench/out/scale-512) it measures instead what
 the CLI's log source costs on that experiment: osmem-server seeded with the experiment's sampled log file (read
 only), the scope the Kubernetes source would hand over (from DIR/kubernetes/*.json), then ``--runs`` times a
-fresh collector's discover + collect, printing every request (wall time, osmem-server CPU seconds during it,
-bytes) and the totals per run.
+fresh collector's discover + collect with the CLI's label keys, printing every request (wall time, osmem-server
+CPU seconds during it, bytes) and the totals per run (the CLI adds one ``GET /`` to tell Elasticsearch from
+OpenSearch).
 
     .venv/bin/python -m bench.logs_bench --experiment bench/out/scale-512 --runs 3
 """
@@ -333,17 +334,19 @@ def experiment_scope(folder: Path, query: Query) -> tuple[Scope, float]:
     return Scope(query, merge_pods([found.pods]), merge_nodes([found.nodes])), time.perf_counter() - began
 
 
-def one_cli_share(url: str, pid: int, query: Query, kube: Scope) -> tuple[LogCollector, list[Request], float, float]:
+def one_cli_share(
+    url: str, pid: int, query: Query, kube: Scope
+) -> tuple[LogCollector, list[Request], float, float, float]:
     """One fresh collector (a new client: connections are not reused across CLI runs), as gather runs it."""
     log: list[Request] = []
     settings = ElasticsearchSettings(url=url, log_index="logs-*", event_index="kube-events-*")
     client = Elasticsearch(node_class=recording_node(pid, log), **client_options(settings, timeout_s=120))
     collector = LogCollector(client, settings)
-    cpu, began = cpu_s(pid), time.perf_counter()
+    cpu, began, mine = cpu_s(pid), time.perf_counter(), time.process_time()
     found = collector.discover(query)
     scope = Scope(query, merge_pods([kube.pods, found.pods]), merge_nodes([kube.nodes, found.nodes]))
     collector.collect(scope)
-    return collector, log, time.perf_counter() - began, cpu_s(pid) - cpu
+    return collector, log, time.perf_counter() - began, cpu_s(pid) - cpu, time.process_time() - mine
 
 
 def experiment_main(folder: Path, runs: int, stride: int) -> None:
@@ -351,7 +354,9 @@ def experiment_main(folder: Path, runs: int, stride: int) -> None:
     seed = folder / f"logs.sample-{stride}.ndjson"
     if not seed.exists():
         raise SystemExit(f"{seed} is missing: bench.run makes it (this benchmark only reads it)")
-    query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end), (scenario.label_key,))
+    query = Query(
+        scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end)
+    )  # label keys: as the CLI
     kube, kube_s = experiment_scope(folder, query)
     print(f"{folder.name}: scope of {len(kube.pods)} pods, {len(kube.node_names)} nodes ({kube_s:.1f} s to read)")
     port = free_port()
@@ -364,10 +369,10 @@ def experiment_main(folder: Path, runs: int, stride: int) -> None:
             f"osmem-server seeded from {seed.name}: {cpu_s(process.pid):.0f} CPU-s, RSS {rss_mib(process.pid):,.0f} MiB"
         )
         for run in range(runs + 1):
-            collector, log, seconds, server = one_cli_share(url, process.pid, query, kube)
+            collector, log, seconds, server, client = one_cli_share(url, process.pid, query, kube)
             label = "warm-up" if run == 0 else f"run {run}"
             print(
-                f"{label}: {collector.requests} requests, {seconds:.2f} s, osmem {server:.2f} CPU-s, "
+                f"{label}: {collector.requests} requests, {seconds:.2f} s, osmem {server:.2f} CPU-s, client {client:.2f} CPU-s, "
                 f"{collector.documents:,} documents -> {collector.detail}"
             )
             for request in log:
