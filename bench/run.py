@@ -4,8 +4,8 @@
    events, 1,000,000 log documents, one GPU falling off the bus among the noise), cached under bench/out/.
 2. Loaded into the Kubernetes API double, a real Prometheus (promtool backfill) and osmem-server, on loopback.
 3. `.venv/bin/whathappened EXPERIMENT ... --output json` as a fresh process, several times: wall time (process
-   start to exit, so interpreter start-up and imports are included), peak RSS (the child's own ru_maxrss from
-   wait4), requests per source (the report's sources[].requests), and whether the verdict names the real fault.
+   start to exit, so interpreter start-up and imports are included), peak RSS (the CLI's own ru_maxrss, from
+   wait4 in a small launcher: Linux keeps a process's peak RSS across exec), requests per source (the report's sources[].requests), and whether the verdict names the real fault.
 4. The naive baseline (bench/naive_baseline.py: kubectl and curl per pod) against the same servers.
 5. The scaling series: the same measurement for 64, 128, 256 and 512 pods (events and documents scale too).
 
@@ -112,18 +112,35 @@ def cli_arguments(loaded: Loaded, deadline: str) -> list[str]:
     ]
 
 
+# Linux keeps a process's peak RSS across exec, so a CLI started straight from this (large) process would report
+# this process's size as its own. A small interpreter forks it instead, and reports wall time, CPU and peak RSS
+# of the CLI alone from wait4.
+_LAUNCHER = """
+import json, os, sys, time
+began = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - began
+with open(sys.argv[1], "w") as out:
+    json.dump({"wall_s": wall, "max_rss_kib": usage.ru_maxrss, "cpu_s": usage.ru_utime + usage.ru_stime,
+               "exit_code": os.waitstatus_to_exitcode(status)}, out)
+"""
+
+
 def run_cli(loaded: Loaded, deadline: str, out: Path) -> Run:
-    """One fresh CLI process: wall time from spawn to reaped, and its own peak RSS from wait4."""
+    """One fresh CLI process: wall time from spawn to reaped, its CPU and its own peak RSS (see _LAUNCHER)."""
     env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}  # no user config, as the acceptance suite runs it
     stdout, stderr = out / "report.json", out / "stderr.txt"
     with stdout.open("wb") as so, stderr.open("wb") as se:
         state = load()
         servers = server_cpu(loaded)
-        began = time.perf_counter()
-        process = subprocess.Popen(cli_arguments(loaded, deadline), stdout=so, stderr=se, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - began
-        process.returncode = os.waitstatus_to_exitcode(status)
+        usage_file = out / "usage.json"
+        launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(usage_file)]
+        subprocess.run([*launcher, *cli_arguments(loaded, deadline)], stdout=so, stderr=se, env=env, check=False)
+        usage = json.loads(usage_file.read_text())
+        seconds = usage["wall_s"]
         spent = {name: cpu - servers[name] for name, cpu in server_cpu(loaded).items()}
     text = stdout.read_text()
     document: dict[str, Any] = json.loads(text) if text.startswith("{") else {}
@@ -131,15 +148,15 @@ def run_cli(loaded: Loaded, deadline: str, out: Path) -> Run:
     root = document.get("root_cause")
     return Run(
         seconds=seconds,
-        max_rss_mib=usage.ru_maxrss / 1024,
-        exit_code=process.returncode,
+        max_rss_mib=usage["max_rss_kib"] / 1024,
+        exit_code=usage["exit_code"],
         requests={s["name"]: s["requests"] for s in sources},
         statuses={s["name"]: s["status"] for s in sources},
         source_seconds={s["name"]: s["elapsed_s"] for s in sources},
         root_cause=root["pod"] if root else None,
         problems=len(verdict_problems(loaded.scenario, document)) if document else -1,
         load=state,
-        cpu_s=usage.ru_utime + usage.ru_stime,
+        cpu_s=usage["cpu_s"],
         server_cpu_s=spent,
     )
 
