@@ -208,3 +208,30 @@ def test_json_writes_values_the_fast_encoder_refuses_as_text():
         "3": "three",
     }
     jsonschema.validate(document, schema())
+
+
+def test_a_long_timeline_keeps_the_root_evidence_not_just_the_last_rows():
+    from dataclasses import replace
+
+    from whathappened.render.common import MAX_TIMELINE_ROWS, shown_events
+
+    base = _report()
+    later = tuple(
+        TimelineEvent(
+            T0 + timedelta(minutes=90, seconds=i),
+            "kubernetes",
+            Kind.CONTAINER_TERMINATED,
+            Severity.ERROR,
+            f"container of rank {i} terminated",
+            Subject(namespace="ns", pod=f"w-{i + 2}", node=f"node-{i}"),
+        )
+        for i in range(MAX_TIMELINE_ROWS + 100)
+    )
+    report = replace(base, timeline=(*base.timeline, *later))
+    rows = shown_events(report)
+    shown = [index for index, _ in rows]
+    assert len(rows) == MAX_TIMELINE_ROWS
+    assert 0 in shown and 1 in shown  # the Xid and the CUDA error the root verdict cites
+    assert shown == sorted(shown)  # still in time order
+    assert len(base.timeline) + MAX_TIMELINE_ROWS + 99 not in shown  # the deaths furthest from the failure go
+    assert "Xid 79: GPU has fallen off the bus" in render_markdown(report)

@@ -58,10 +58,26 @@ def where(event: TimelineEvent) -> str:
 
 
 def shown_events(report: Report) -> list[tuple[int, TimelineEvent]]:
-    """Timeline rows worth a person's eye: everything but quiet kinds, unless a verdict cites them."""
+    """Timeline rows worth a person's eye: everything but quiet kinds, unless a verdict cites them.
+
+    Past MAX_TIMELINE_ROWS the root cause's own evidence is kept first, then the rest of its chain, then the
+    events nearest the failure, in time order. (Keeping the latest rows showed a 512-rank job's last deaths and
+    none of the fault that began them.)"""
     cited = {i for v in report.verdicts for i in v.evidence} | set(report.chain)
     rows = [(i, e) for i, e in enumerate(report.timeline) if e.kind not in QUIET_KINDS or i in cited]
-    return rows[-MAX_TIMELINE_ROWS:] if len(rows) > MAX_TIMELINE_ROWS else rows
+    if len(rows) <= MAX_TIMELINE_ROWS:
+        return rows
+    failure = origin(report)
+    root = set(report.root_cause.evidence) if report.root_cause is not None else set()
+    chain = set(report.chain)
+
+    def rank(row: tuple[int, TimelineEvent]) -> tuple[int, float, int]:
+        index, event = row
+        tier = 0 if index in root else 1 if index in chain else 2
+        return (tier, abs((event.at - failure).total_seconds()), index)
+
+    kept = {index for index, _ in sorted(rows, key=rank)[:MAX_TIMELINE_ROWS]}
+    return [row for row in rows if row[0] in kept]
 
 
 def origin(report: Report) -> datetime:
