@@ -232,11 +232,11 @@ def labelled_lines(
 def pods_aggregation(
     mapping: FieldMapping, keyword: Mapping[str, str], after: Mapping[str, Any] | None, namespace: str | None = None
 ) -> Query:
-    """One bucket per (namespace, pod, node, container) with the latest time seen: a pod list, not lines. With
-    the query bound to one ``namespace`` the namespace is no bucket key (every line has it: one pass fewer)."""
-    sources: list[Query] = (
-        [] if namespace is not None else [{"namespace": {"terms": {"field": keyword[mapping.namespace]}}}]
-    )
+    """One bucket per (namespace, pod, node, container): a pod list, not lines. With the query bound to one
+    ``namespace`` the namespace is no bucket key (every line has it: one pass fewer)."""
+    sources: list[Query] = []
+    if namespace is None:
+        sources.append({"namespace": {"terms": {"field": keyword[mapping.namespace]}}})
     sources.append({"pod": {"terms": {"field": keyword[mapping.pod]}}})
     for name, field in (("node", mapping.node), ("container", mapping.container)):
         if field in keyword:
@@ -244,4 +244,20 @@ def pods_aggregation(
     composite: Query = {"size": BUCKETS, "sources": sources}
     if after:
         composite["after"] = dict(after)
-    return {"pods": {"composite": composite, "aggs": {"last": {"max": {"field": mapping.timestamp[0]}}}}}
+    return {"pods": {"composite": composite}}
+
+
+def nodes_last_seen(mapping: FieldMapping, keyword: Mapping[str, str], pods: Sequence[tuple[str, str]]) -> Query:
+    """For pods seen on more than one node: when each (namespace, pod) last logged on each node."""
+    namespaces, names = sorted({ns for ns, _ in pods}), sorted({pod for _, pod in pods})
+    nodes = {
+        "terms": {"field": keyword[mapping.node], "size": 100},
+        "aggs": {"last": {"max": {"field": mapping.timestamp[0]}}},
+    }
+    by_pod = {"terms": {"field": keyword[mapping.pod], "size": len(names)}, "aggs": {"nodes": nodes}}
+    return {
+        "namespaces": {
+            "terms": {"field": keyword[mapping.namespace], "size": len(namespaces)},
+            "aggs": {"pods": by_pod},
+        }
+    }

@@ -226,24 +226,57 @@ class LogCollector:
         return {"size": 0, "query": lines, "aggs": aggs}
 
     def _representatives(self, pods: Buckets | None, query: Query) -> Iterator[tuple[str, dict[str, Any]]]:
-        """One small synthetic document per bucket, as a log line of that pod would look."""
+        """One small synthetic document per bucket, as a log line of that pod would look. Its time only says
+        which node a pod seen on several nodes was on last (asked only for such pods)."""
         if pods is None or pods.key is None:
             return
-        for bucket in pods.found:
+        keyed = [
+            (str(b.get("key", {}).get("namespace") or query.namespace or ""), b.get("key", {})) for b in pods.found
+        ]
+        last = self._nodes_last_seen(pods.key, query, keyed)
+        for namespace, parts in keyed:
             doc: dict[str, Any] = {}
-            parts = {"namespace": query.namespace, **bucket.get("key", {})}
-            for name, field in (
-                ("namespace", self.mapping.namespace),
-                ("pod", self.mapping.pod),
-                ("node", self.mapping.node),
-                ("container", self.mapping.container),
+            for value, field in (
+                (namespace, self.mapping.namespace),
+                (parts.get("pod"), self.mapping.pod),
+                (parts.get("node"), self.mapping.node),
+                (parts.get("container"), self.mapping.container),
             ):
-                if parts.get(name):
-                    set_path(doc, field, parts[name])
-            last = bucket.get("last", {})
-            set_path(doc, self.mapping.timestamp[0], last.get("value_as_string") or last.get("value"))
+                if value:
+                    set_path(doc, field, value)
+            at = last.get((namespace, str(parts.get("pod")), str(parts.get("node"))), query.window.start.isoformat())
+            set_path(doc, self.mapping.timestamp[0], at)
             set_path(doc, self.mapping.label_fields(pods.key)[0], query.experiment)
             yield "logs", doc
+
+    def _nodes_last_seen(
+        self, key: str, query: Query, keyed: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> dict[tuple[str, str, str], Any]:
+        """(namespace, pod, node) -> the last time the pod logged there, for pods seen on several nodes."""
+        nodes: dict[tuple[str, str], set[str]] = {}
+        for namespace, parts in keyed:
+            if parts.get("node"):
+                nodes.setdefault((namespace, str(parts.get("pod"))), set()).add(str(parts["node"]))
+        moved = sorted(pod for pod, seen in nodes.items() if len(seen) > 1)
+        if not moved:
+            return {}
+        lines = self._pods_body(query, key, None)["query"]
+        names = _log_query.exact(self.mapping.pod, [pod for _, pod in moved], self._exact)
+        body = {
+            "size": 0,
+            "query": {"bool": {"filter": [lines, names]}},
+            "aggs": _log_query.nodes_last_seen(self.mapping, self._keyword or {}, moved),
+        }
+        found: dict[tuple[str, str, str], Any] = {}
+        answer = self._requests.search(self.settings.log_index, body)
+        for ns in answer.get("aggregations", {}).get("namespaces", {}).get("buckets", []):
+            for pod in ns.get("pods", {}).get("buckets", []):
+                for node in pod.get("nodes", {}).get("buckets", []):
+                    seen = node.get("last", {})
+                    at = seen.get("value_as_string") or seen.get("value")
+                    if at is not None:
+                        found[(str(ns.get("key")), str(pod.get("key")), str(node.get("key")))] = at
+        return found
 
     def _label_values(self, query: Query, keyword: Mapping[str, str]) -> Iterator[tuple[str, dict[str, Any]]]:
         """Experiment names the label fields hold in the window, for "did you mean" (no pods matched)."""

@@ -151,3 +151,24 @@ def test_all_namespaces_discovery_keys_pods_by_namespace_too(loaded: Elasticsear
     ]
     assert {p.name for p in every.pods} == {"p-0", "p-1", "p-2"}
     assert {c.name for p in every.pods if p.name == "p-0" for c in p.containers} == {"sidecar", "trainer"}
+
+
+@pytest.mark.servers
+def test_a_pod_seen_on_two_nodes_is_on_the_one_it_logged_on_last(search_server: SearchServer) -> None:
+    """The pod list carries no times; only for a pod on several nodes one more search asks where it was last
+    (here the later node sorts first by name, so bucket order alone would name the wrong one)."""
+    docs = [line(T0 + timedelta(minutes=m), "p-9", "trainer", f"step {m}") for m in range(5)]
+    for doc in docs[:3]:
+        doc["kubernetes"]["node"]["name"] = doc["host"]["name"] = "n-9"
+    for doc in docs[3:]:
+        doc["kubernetes"]["node"]["name"] = doc["host"]["name"] = "n-1"
+    docs.append(line(T0, "p-8", "trainer", "a pod on one node"))
+    bulk = [part for doc in docs for part in (json.dumps({"create": {"_index": "logs-k8s"}}), json.dumps(doc))]
+    search_server.load_ndjson("moved", "\n".join(bulk))
+    settings = ElasticsearchSettings(url=search_server.url, log_index="moved--logs-*", event_index="moved--ev-*")
+    collector = LogCollector(make_client(settings, flavor="opensearch"), settings)
+    found = collector.discover(QUERY)
+    assert [(p.name, p.node) for p in found.pods] == [("p-8", "n-0"), ("p-9", "n-1")]
+    offline = _log_parse.discover_from_documents([("logs-k8s", d) for d in docs], QUERY, _log_parse.mapping_for("ecs"))
+    assert [(p.name, p.node) for p in offline.pods] == [(p.name, p.node) for p in found.pods]
+    assert collector.requests == 3, collector.request_log  # field caps, one round, where p-9 was last
