@@ -7,7 +7,7 @@ parallel, and a search that needs another page (or a follow-up) just takes part 
 - ``Buckets``: a composite aggregation read page by page.
 - ``Tails``: the last lines of ended containers from one ``top_hits`` aggregation, with exact follow-up searches
   for the few containers whose pod's newest lines are not all their own.
-- ``One``: a single search whose hits are kept.
+- ``One``: a single search whose hits are kept; ``Ask``: a single search whose answer is kept.
 
 Each search keeps what it fetched in a ``Batch``; the collector merges batches in a fixed order, so the
 documents (and the timeline's tie-breaks) do not depend on which answer came first.
@@ -175,6 +175,23 @@ class One:
 
     def take(self, response: Mapping[str, Any]) -> Sequence[Search]:
         self._batch.keep(_hits(response))
+        return ()
+
+
+class Ask:
+    """One search whose whole answer is kept (aggregations)."""
+
+    def __init__(self, index: str, body: Body) -> None:
+        self.index = index
+        self.answer: Mapping[str, Any] = {}
+        self._body: Body | None = body
+
+    def body(self) -> Body | None:
+        body, self._body = self._body, None
+        return body
+
+    def take(self, response: Mapping[str, Any]) -> Sequence[Search]:
+        self.answer = response
         return ()
 
 

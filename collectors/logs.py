@@ -30,7 +30,18 @@ from whathappened.collectors._log_client import (
 )
 from whathappened.collectors._log_fields import FieldMapping, host_of, message_of, name_of, set_path
 from whathappened.collectors._log_parse import Limits
-from whathappened.collectors._log_search import Batch, Buckets, Hit, Pages, Search, TailPlan, Tails, exact_tail, run
+from whathappened.collectors._log_search import (
+    Ask,
+    Batch,
+    Buckets,
+    Hit,
+    Pages,
+    Search,
+    TailPlan,
+    Tails,
+    exact_tail,
+    run,
+)
 
 from whathappened.config import ElasticsearchSettings
 from whathappened.model import TimelineEvent
@@ -279,26 +290,24 @@ class LogCollector:
         return found
 
     def _label_values(self, query: Query, keyword: Mapping[str, str]) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Experiment names the label fields hold in the window, for "did you mean" (no pods matched)."""
+        """Experiment names the label fields hold in the window, for "did you mean" (no pods matched): one
+        terms aggregation per label field an index has, all in one round."""
+        asks: list[tuple[str, Ask]] = []
         for key in query.label_keys:
+            lines = _log_query.labelled_lines(self.mapping, query.window, key, None, query.namespace, self._exact)
             for field in self.mapping.label_fields(key):
-                if field not in keyword:
-                    continue
-                body = {
-                    "size": 0,
-                    "query": _log_query.labelled_lines(
-                        self.mapping, query.window, key, None, query.namespace, self._exact
-                    ),
-                    "aggs": {"values": {"terms": {"field": keyword[field], "size": 50}}},
-                }
-                answer = self._requests.search(self.settings.log_index, body)
-                for bucket in answer.get("aggregations", {}).get("values", {}).get("buckets", []):
-                    doc: dict[str, Any] = {}
-                    set_path(doc, field, bucket.get("key"))
-                    if query.namespace is not None:
-                        set_path(doc, self.mapping.namespace, query.namespace)
-                    set_path(doc, self.mapping.timestamp[0], query.window.start.isoformat())
-                    yield "logs", doc
+                if field in keyword:
+                    aggs = {"values": {"terms": {"field": keyword[field], "size": 50}}}
+                    asks.append((field, Ask(self.settings.log_index, {"size": 0, "query": lines, "aggs": aggs})))
+        run(self._requests, [ask for _, ask in asks])
+        for field, ask in asks:
+            for bucket in ask.answer.get("aggregations", {}).get("values", {}).get("buckets", []):
+                doc: dict[str, Any] = {}
+                set_path(doc, field, bucket.get("key"))
+                if query.namespace is not None:
+                    set_path(doc, self.mapping.namespace, query.namespace)
+                set_path(doc, self.mapping.timestamp[0], query.window.start.isoformat())
+                yield "logs", doc
 
     def _keyword_fields(self, label_keys: Sequence[str]) -> dict[str, str]:
         """field -> the aggregatable field for it (itself when keyword, else its ``.keyword`` sub-field)."""

@@ -172,3 +172,11 @@ def test_a_pod_seen_on_two_nodes_is_on_the_one_it_logged_on_last(search_server: 
     offline = _log_parse.discover_from_documents([("logs-k8s", d) for d in docs], QUERY, _log_parse.mapping_for("ecs"))
     assert [(p.name, p.node) for p in offline.pods] == [(p.name, p.node) for p in found.pods]
     assert collector.requests == 3, collector.request_log  # field caps, one round, where p-9 was last
+
+
+@pytest.mark.servers
+def test_an_unknown_experiment_asks_for_candidates_in_one_more_round(loaded: ElasticsearchSettings) -> None:
+    collector = LogCollector(make_client(loaded, flavor="opensearch"), loaded)
+    found = collector.discover(Query("exp-typo", "ns", WINDOW))
+    assert found.pods == () and found.candidates == ("exp-req",)
+    assert collector.requests == 3, collector.request_log  # field caps, the discovery round, the label values
