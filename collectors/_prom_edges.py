@@ -185,10 +185,9 @@ def _locate_parts(
     """Coarse point ``g`` is answered when an edge can lie in ``(g - coarse, g]``.
 
     CHANGE, and RISE of series that move only when something happens (kube-state-metrics flags, timestamps,
-    exit codes, the exporter's notices): two consecutive samples in the span differ, or the series' value at
-    ``g`` differs from its value a coarse step before (the edge's predecessor lies before the span), or the
-    series was not there a coarse step before (it appeared: dcgm-exporter's Xid series start anew with each
-    err_code). RISE of noisy gauges (temperatures): a sample in the span is over the threshold, unless every
+    exit codes, the exporter's notices): two consecutive samples in ``(g - coarse - lookback - step, g]`` differ
+    (any edge's predecessor lies in that range), or the series is there at ``g`` and was not a coarse step
+    before (it appeared: dcgm-exporter's Xid series start anew with each err_code). RISE of noisy gauges (temperatures): a sample in the span is over the threshold, unless every
     sample back to the earliest possible predecessor is over it *and* the series was there a coarse step ago.
     Not covered: a series that was there a coarse step ago, then stopped for longer than the lookback and came
     back within the span with the value it had (the whole-window query calls that an edge; we call it a gap).
@@ -215,11 +214,11 @@ def _locate_parts(
     if signal.mode is Mode.RISE and where is Where.GPU:
         located = _rise_located(sel, signal.threshold, coarse, reach, ">")  # noisy gauges: only what crosses
     else:
-        # Counters, flags and timestamps move only when something happens: a change within the span, a value
-        # unlike a coarse step ago, or a series that was not there then. Each sample is read once.
-        located = (
-            f"changes({sel}[{coarse}s]) > 0 or {sel} != {sel} offset {coarse}s or {sel} unless {sel} offset {coarse}s"
-        )
+        # Counters, flags and timestamps move only when something happens: a change between two samples in
+        # reach of the span, or a series that was not there a coarse step ago. Functions over ranges are cheap;
+        # a comparison of two whole vectors at every step is not (Prometheus matches every series at each).
+        changed = f"group by ({by}) (changes({sel}[{reach}]) > 0)"
+        return [named(f"{changed} or group by ({by}) ({sel} unless {sel} offset {coarse}s)", metric)]
     return [named(f"group by ({by}) ({located})", metric)]
 
 
