@@ -5,7 +5,8 @@ It asks the server for little, in few round trips: each search is bounded by the
 server by pod names, node names or the experiment label and by the failure signatures' phrases, paged with
 ``search_after``, capped per pod; the last lines of ended containers come from one ``top_hits`` aggregation.
 Independent searches go out together in one ``_msearch`` (``_log_search.run``): discovery is field caps plus
-one round, collection one round (and more only for further pages). What it fetched goes through
+one round, collection one round; more only for further pages, containers whose pod's newest lines are not their
+own, pods seen on several nodes, or "did you mean" candidates. What it fetched goes through
 ``_log_parse.events_from_documents``, the function the snapshot collector runs over a recorded
 ``logs.ndjson``, so a live store and its snapshot give the same timeline.
 """
@@ -34,6 +35,7 @@ from whathappened.collectors._log_search import (
     Ask,
     Batch,
     Buckets,
+    DocKey,
     Hit,
     Pages,
     Search,
@@ -56,7 +58,6 @@ __all__ = [
     "make_client",
 ]
 
-DocKey = tuple[str, str]
 PAGE = 5000  # signature lines a page: most experiments need one (each page re-runs the signature filter)
 TOP_HITS_MAX = 100  # Elasticsearch's index.max_inner_result_window: more last lines take a search each
 EXACT_FIELDS_SUFFIX = ".keyword"
