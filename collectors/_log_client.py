@@ -243,11 +243,17 @@ class Requests:
         return self.call(lambda c: c.search(index=index, ignore_unavailable=True, allow_no_indices=True, **params))
 
     def msearch(self, searches: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        responses = self.call(lambda c: c.msearch(searches=list(searches))).get("responses", [])
+        """Header and body pairs, sent at once; one answer per pair, or a SourceError (the first failed one)."""
+        answer = self.call(lambda c: c.msearch(searches=list(searches)))
+        responses = answer.get("responses") if isinstance(answer, Mapping) else None
+        if not isinstance(responses, list) or len(responses) != len(searches) // 2:
+            raise SourceError(f"{self.where}: the server's _msearch answer does not match its searches")
         for response in responses:
+            if not isinstance(response, Mapping):
+                raise SourceError(f"{self.where}: the server's _msearch answer does not match its searches")
             if "error" in response:
                 raise status_error(int(response.get("status") or 500), self.where)
-        return list(responses)
+        return responses
 
     def field_caps(self, index: str, fields: Sequence[str]) -> Mapping[str, Any]:
         # GET with the field list as a parameter: some OpenSearch-API servers read a POST's (empty) body instead.

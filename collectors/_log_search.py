@@ -82,8 +82,9 @@ def run(requests: Requests, searches: Iterable[Search]) -> None:
 
 
 def _hits(response: Mapping[str, Any]) -> list[Hit]:
-    hits = response.get("hits", {}).get("hits", [])
-    return hits if isinstance(hits, list) else []
+    hits = response.get("hits")
+    listed = hits.get("hits") if isinstance(hits, Mapping) else None
+    return [hit for hit in listed if isinstance(hit, Mapping)] if isinstance(listed, list) else []
 
 
 class Pages:

@@ -15,8 +15,8 @@ from tests.support import all_scenarios, free_port
 from tests.test_logs_live import query_of
 from whathappened.config import ElasticsearchSettings, Secret
 from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
-from whathappened.model import Window
-from whathappened.scope import Query
+from whathappened.model import PodInfo, Window
+from whathappened.scope import Query, Scope
 
 QUERY = Query("exp", "ns", Window(datetime(2026, 11, 20, 6, tzinfo=UTC), datetime(2026, 11, 20, 8, tzinfo=UTC)))
 SECRETS = ("hunter2", "sekrit-api-key", "bearer-xyz")
@@ -134,3 +134,15 @@ def test_a_missing_url_is_not_configured() -> None:
     with pytest.raises(SourceError) as caught:
         make_client(ElasticsearchSettings(), flavor="elasticsearch")
     assert caught.value.status == "not_configured"
+
+
+@pytest.mark.servers
+def test_an_msearch_answer_that_does_not_match_its_searches_is_a_source_error(fault: FaultServer) -> None:
+    fault.body = {"responses": [{"hits": {"hits": []}}], "hits": {"hits": ["junk", 3]}, "fields": {}}
+    settings = settings_for(fault.url)
+    collector = LogCollector(make_client(settings, flavor="elasticsearch"), settings)
+    assert collector.discover(QUERY).pods == ()  # junk hits are no documents
+    scope = Scope(QUERY, (PodInfo(name="p", namespace="ns", node="n", phase="Failed"),))
+    with pytest.raises(SourceError, match="does not match its searches") as caught:
+        collector.collect(scope)
+    assert caught.value.status == "failed" and "sekrit" not in str(caught.value)
