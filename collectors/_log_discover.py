@@ -12,11 +12,18 @@ from datetime import datetime
 from typing import Any
 
 from whathappened.collectors import _kube_parse
-from whathappened.collectors._log_fields import FieldMapping, get_path, is_event_document, label_value, name_of, time_of
+from whathappened.collectors._log_fields import (
+    FieldMapping,
+    get_path,
+    is_event_document,
+    label_value,
+    name_of,
+    time_of,
+    timestamp_of,
+)
 
 from whathappened.model import ContainerInfo, NodeInfo, PodInfo, Window
 from whathappened.scope import Discovery, Query
-from whathappened.timeutils import parse_timestamp
 
 Doc = tuple[str, Mapping[str, Any]]
 SOURCE = "logs"
@@ -122,8 +129,8 @@ def _event_time(doc: Mapping[str, Any]) -> datetime | None:
         "metadata.creationTimestamp",
     ):
         value = get_path(doc, path)
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
-            at = parse_timestamp(value)
+        if isinstance(value, str | int | float):
+            at = timestamp_of(value)
             if at is not None:
                 return at
     return None

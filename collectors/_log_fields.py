@@ -161,12 +161,21 @@ def message_of(doc: Mapping[str, Any], mapping: FieldMapping) -> str:
 
 def time_of(doc: Mapping[str, Any], mapping: FieldMapping) -> datetime | None:
     for path in mapping.timestamp:
-        value = get_path(doc, path)
-        if value is not None and not isinstance(value, bool | Mapping | list):
-            at = parse_timestamp(value)
-            if at is not None:
-                return at
+        at = timestamp_of(get_path(doc, path))
+        if at is not None:
+            return at
     return None
+
+
+def timestamp_of(value: Any) -> datetime | None:
+    """A document's time value, or None: also for numbers no clock holds (``1e300``), on which the lenient
+    parser's ``datetime.fromtimestamp`` raises."""
+    if value is None or isinstance(value, bool | Mapping | list):
+        return None
+    try:
+        return parse_timestamp(value)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def host_of(doc: Mapping[str, Any], mapping: FieldMapping) -> str | None:
