@@ -235,7 +235,7 @@ class LogCollector:
         m = self.mapping
         lines = _log_query.labelled_lines(m, query.window, key, query.experiment, query.namespace, self._exact)
         aggs = _log_query.pods_aggregation(m, self._keyword or {}, after, query.namespace)
-        return {"size": 0, "query": lines, "aggs": aggs}
+        return {"size": 0, "track_total_hits": False, "query": lines, "aggs": aggs}
 
     def _representatives(self, pods: Buckets | None, query: Query) -> Iterator[tuple[str, dict[str, Any]]]:
         """One small synthetic document per bucket, as a log line of that pod would look. Its time only says
@@ -276,6 +276,7 @@ class LogCollector:
         names = _log_query.exact(self.mapping.pod, [pod for _, pod in moved], self._exact)
         body = {
             "size": 0,
+            "track_total_hits": False,
             "query": {"bool": {"filter": [lines, names]}},
             "aggs": _log_query.nodes_last_seen(self.mapping, self._keyword or {}, moved),
         }
@@ -299,7 +300,8 @@ class LogCollector:
             for field in self.mapping.label_fields(key):
                 if field in keyword:
                     aggs = {"values": {"terms": {"field": keyword[field], "size": 50}}}
-                    asks.append((field, Ask(self.settings.log_index, {"size": 0, "query": lines, "aggs": aggs})))
+                    body = {"size": 0, "track_total_hits": False, "query": lines, "aggs": aggs}
+                    asks.append((field, Ask(self.settings.log_index, body)))
         run(self._requests, [ask for _, ask in asks])
         for field, ask in asks:
             for bucket in ask.answer.get("aggregations", {}).get("values", {}).get("buckets", []):
