@@ -1,10 +1,11 @@
-"""Each pod's GPU utilization over the window (the HTML report's strip): one query live, the same sums offline.
+"""Each pod's GPU utilization over the window (the HTML report's strip): one query per label spelling live, the
+same sums offline.
 
 The grid is about 120 points at whole multiples of the step (the window / 120, rounded to a multiple of 15 s),
 after the window's start and up to its end. A point ``t`` holds, for each of the pod's dcgm-exporter
 ``DCGM_FI_DEV_GPU_UTIL`` series, the mean of its samples in ``(t - step, t]`` (clamped to 0-100 %), averaged
 over the series; and how many series (GPUs) reported then. Live, the server computes both in one range query
-and one aggregation: ``sum by (namespace, pod) (avg_over_time(...) + 1e6)`` is ``n * 1e6 + the sum``, which
+(per pod-label spelling) and one aggregation: ``sum by (namespace, pod) (avg_over_time(...) + 1e6)`` is ``n * 1e6 + the sum``, which
 gives n and the mean at once (a second aggregation would make the server read every sample again: three times
 the work on a 512-node, 6-hour benchmark). Offline, the same buckets are summed from raw samples. Both give the
 same two derived series (named like recording rules, so a snapshot written from a live run keeps them), and one
@@ -33,7 +34,6 @@ from whathappened.timeutils import to_unix
 UTIL_METRIC = "DCGM_FI_DEV_GPU_UTIL"
 POD_UTIL = "whathappened:pod_gpu_util_avg"
 POD_GPUS = "whathappened:pod_gpu_count"
-PACKED = "whathappened:pod_gpu_util_packed"  # the query's answer: n * PACK + the sum of n series' means
 PACK = 1e6  # over 100 * n for any n under 10,000 series a pod: n and the sum part never overlap
 POINTS = 120
 MIN_STEP_S = 15
@@ -56,41 +56,49 @@ def grid(window: Window, step: int) -> tuple[int, int]:
 # --- live: the query and its answer ----------------------------------------------------------------------------
 
 
-def pod_util_query(namespaces: str, pods: str, step: int) -> str:
+def pod_util_queries(namespaces: str, pods: str, step: int) -> list[str]:
     """Per pod: n * PACK + the sum over its GPU series of each series' mean in the bucket (see the module).
 
     ``namespaces`` and ``pods`` are quoted regexes. dcgm-exporter names the pod ``pod``/``namespace`` (current)
-    or ``pod_name``/``pod_namespace`` (older releases); the latter are renamed so both group alike.
+    or ``pod_name``/``pod_namespace`` (older releases): one query per spelling, their answers summed per pod and
+    point (an ``or`` between them would make the server match every series at every step).
     """
     window = f"[{step * 1000 - 1}ms]"
     current = f"avg_over_time({UTIL_METRIC}{{namespace=~{namespaces},pod=~{pods}}}{window})"
     older = f'avg_over_time({UTIL_METRIC}{{pod_namespace=~{namespaces},pod_name=~{pods},pod=""}}{window})'
     older = f'label_replace({older}, "pod", "$1", "pod_name", "(.+)")'
     older = f'label_replace({older}, "namespace", "$1", "pod_namespace", "(.+)")'
-    packed = f"sum by (namespace, pod) (clamp_min(clamp_max({current} or {older}, 100), 0) + {PACK:g})"
-    return f'label_replace({packed}, "__metric", "{PACKED}", "__name__", ".*")'
+    return [f"sum by (namespace, pod) (clamp_min(clamp_max({one}, 100), 0) + {PACK:g})" for one in (current, older)]
 
 
 def series_of_answer(results: Sequence[Mapping[str, object]]) -> list[Series]:
-    """The range query's answer unpacked into the derived series (finite values only)."""
-    out = []
+    """The range queries' answers unpacked into the derived series (finite values only); a pod in several
+    answers (both label spellings) has its packed values summed per point."""
+    packed: dict[tuple[str, str], dict[float, float]] = {}
     for item in results:
         labels = item.get("metric")
         values = item.get("values")
-        if not isinstance(labels, Mapping) or not isinstance(values, list) or labels.get("__metric") != PACKED:
+        if not isinstance(labels, Mapping) or not isinstance(values, list):
             continue
-        means, counts = [], []
+        key = (str(labels.get("namespace", "")), str(labels.get("pod", "")))
+        points = packed.setdefault(key, {})
         for pair in values:
             try:
                 at, value = float(pair[0]), float(pair[1])
             except (TypeError, ValueError, IndexError):
                 continue
-            count = math.floor(value / PACK) if math.isfinite(value) else 0
+            if math.isfinite(value):
+                points[at] = points.get(at, 0.0) + value
+    out = []
+    for (namespace, pod), points in packed.items():
+        means, counts = [], []
+        for at, value in sorted(points.items()):
+            count = math.floor(value / PACK)
             if count >= 1:
                 means.append((at, (value - count * PACK) / count))
                 counts.append((at, float(count)))
-        key = MappingProxyType({"namespace": str(labels.get("namespace", "")), "pod": str(labels.get("pod", ""))})
-        out += [Series(POD_UTIL, key, tuple(sorted(means))), _peak(Series(POD_GPUS, key, tuple(sorted(counts))))]
+        key = MappingProxyType({"namespace": namespace, "pod": pod})
+        out += [Series(POD_UTIL, key, tuple(means)), _peak(Series(POD_GPUS, key, tuple(counts)))]
     return out
 
 

@@ -253,13 +253,14 @@ class PrometheusCollector:
         return [str(v) for v in self._call(lambda: self._client.get_label_values("UUID", params=params))]
 
     def _utilization_strip(self, pods: Sequence[tuple[str, str]], scope: Scope) -> list[Series]:
-        """Each pod's GPU utilization at about 120 points: one range query (more only for very long pod lists)."""
+        """Each pod's GPU utilization at about 120 points: a range query per pod-label spelling (more only for very
+        long pod lists)."""
         step = pu.util_step(scope.window.seconds)
         first, last = pu.grid(scope.window, step)
         if not pods or first > last:
             return []
         work = [partial(self._grid_range, expr, first, last, step) for expr in _util_queries(tuple(sorted(pods)), step)]
-        return [s for answer in self._parallel(work) for s in pu.series_of_answer(answer)]
+        return pu.series_of_answer([item for answer in self._parallel(work) for item in answer])
 
     def _families(self, sel: Selectors, scope: Scope) -> list[str]:
         params = {
@@ -364,9 +365,9 @@ def _util_queries(pods: tuple[tuple[str, str], ...], step: int) -> list[str]:
     """One query for the pods, halved until each is short enough for every server."""
     namespaces = quote(regex_union(ns for ns, _ in pods))
     names = quote(regex_union(name for _, name in pods))
-    expr = pu.pod_util_query(namespaces, names, step)
-    if len(expr) <= MAX_QUERY_CHARS or len(pods) == 1:
-        return [expr]
+    exprs = pu.pod_util_queries(namespaces, names, step)
+    if max(len(e) for e in exprs) <= MAX_QUERY_CHARS or len(pods) == 1:
+        return exprs
     half = len(pods) // 2
     return _util_queries(pods[:half], step) + _util_queries(pods[half:], step)
 

@@ -14,12 +14,11 @@ from whathappened.collectors._prom_model import Series
 from whathappened.collectors._prom_series import events_from_series
 from whathappened.collectors._prom_util import (
     PACK,
-    PACKED,
     POD_GPUS,
     POD_UTIL,
     derive_pod_util,
     grid,
-    pod_util_query,
+    pod_util_queries,
     series_of_answer,
     util_step,
 )
@@ -98,14 +97,25 @@ def test_one_event_per_pod_with_the_strip_from_raw_and_from_a_query_answer_alike
     # the same values as a server's answer (summed in another order) give the same event
     counts = [1] + [2] * 9  # GPU-1 begins at the second point
     packed = [[t, repr(n * PACK + v * n + 1e-9)] for (t, v), n in zip(event.attrs["samples"], counts, strict=True)]
-    answer = [{"metric": {"__metric": PACKED, "namespace": POD[0], "pod": POD[1]}, "values": packed}]
+    answer = [{"metric": {"namespace": POD[0], "pod": POD[1]}, "values": packed}]
     [again] = [e for e in events_from_series(series_of_answer(answer), scope) if e.kind == "gpu-utilization"]
     assert (again.identity, dict(again.attrs)) == (event.identity, dict(event.attrs))
 
 
-def test_query_reads_both_pod_label_spellings_in_one_expression() -> None:
-    query = pod_util_query('"team-lm"', '"trainer-(?:0|1)"', 60)
-    assert query.count("DCGM_FI_DEV_GPU_UTIL{") == 2  # two spellings; one aggregation carries the mean and count
-    assert "[59999ms]" in query  # (t - 60 s, t] on every server
-    assert 'pod_name=~"trainer-(?:0|1)",pod=""' in query
-    assert query.count("sum by (namespace, pod)") == 1 and "+ 1e+06)" in query
+def test_queries_read_both_pod_label_spellings_and_pack_mean_and_count() -> None:
+    queries = pod_util_queries('"team-lm"', '"trainer-(?:0|1)"', 60)
+    assert [q.count("DCGM_FI_DEV_GPU_UTIL{") for q in queries] == [1, 1]  # one per spelling, no `or` to match
+    assert all("[59999ms]" in q for q in queries)  # (t - 60 s, t] on every server
+    assert 'pod_name=~"trainer-(?:0|1)",pod=""' in queries[1]
+    assert all(q.count("sum by (namespace, pod)") == 1 and "+ 1e+06)" in q for q in queries)
+
+
+def test_a_pod_answered_in_both_spellings_is_one_strip() -> None:
+    key = {"namespace": "team-lm", "pod": "trainer-0"}
+    answers = [
+        {"metric": key, "values": [[60, repr(PACK + 90.0)], [120, repr(PACK + 80.0)]]},  # one GPU, current labels
+        {"metric": key, "values": [[60, repr(PACK + 70.0)]]},  # another GPU, older labels
+    ]
+    by_name = {s.name: s for s in series_of_answer(answers)}
+    assert by_name[POD_UTIL].samples == ((60.0, 80.0), (120.0, 80.0))
+    assert by_name[POD_GPUS].samples == ((60.0, 2.0),)
