@@ -5,8 +5,8 @@ The grid is about 120 points at whole multiples of the step (the window / 120, r
 after the window's start and up to its end. A point ``t`` holds, for each of the pod's dcgm-exporter
 ``DCGM_FI_DEV_GPU_UTIL`` series, the mean of its samples in ``(t - step, t]`` (clamped to 0-100 %), averaged
 over the series; and how many series (GPUs) reported then. Live, the server computes both in one range query
-(per pod-label spelling) and one aggregation: ``sum by (namespace, pod) (avg_over_time(...) + 1e6)`` is ``n * 1e6 + the sum``, which
-gives n and the mean at once (a second aggregation would make the server read every sample again: three times
+(per pod-label spelling) and one aggregation: ``sum by (namespace, pod) (avg_over_time(...) + 1e6)`` is
+``n * 1e6 + the sum``, which gives n and the mean at once (a second aggregation would make the server read every sample again: three times
 the work on a 512-node, 6-hour benchmark). Offline, the same buckets are summed from raw samples. Both give the
 same two derived series (named like recording rules, so a snapshot written from a live run keeps them), and one
 analysis turns them into one event per pod.
