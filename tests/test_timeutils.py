@@ -54,3 +54,9 @@ def test_formatting():
     assert isoformat(origin) == "2026-11-20T07:00:00Z"
     assert relative(origin + timedelta(hours=1, minutes=2, seconds=3), origin) == "+1h02m03s"
     assert relative(origin - timedelta(seconds=45), origin) == "-45s"
+
+
+def test_numbers_no_date_can_hold_are_no_timestamp() -> None:
+    for value in (1e300, -1e300, float("inf"), float("nan"), 2**70, "99999999999999.5", True):
+        assert parse_timestamp(value) is None, value
+    assert parse_timestamp(1_795_157_760) == parse_timestamp(1_795_157_760_000)  # seconds or milliseconds

@@ -55,13 +55,15 @@ def parse_timestamp(value: object) -> datetime | None:
         return None
     if isinstance(value, datetime):
         return utc(value)
+    if isinstance(value, bool):
+        return None
     if isinstance(value, int | float):
-        return from_unix(float(value))
+        return _from_number(float(value))
     if not isinstance(value, str):
         return None
     text = value.strip()
     if re.fullmatch(r"\d{9,13}(\.\d+)?", text):
-        return from_unix(float(text))
+        return _from_number(float(text))
     iso = _normalize_iso(text)
     if iso is not None:
         try:
@@ -87,6 +89,14 @@ def _normalize_iso(text: str) -> str | None:
     elif ":" not in zone:
         zone = f"{zone[:3]}:{zone[3:]}"
     return f"{date}T{clock}{fraction}{zone}"
+
+
+def _from_number(seconds: float) -> datetime | None:
+    """A number from a payload: None where no date can hold it (inf, NaN, 1e300), as for any other bad value."""
+    try:
+        return from_unix(seconds)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def from_unix(seconds: float) -> datetime:
