@@ -97,8 +97,8 @@ def series_of_answer(results: Sequence[Mapping[str, object]]) -> list[Series]:
             if count >= 1:
                 means.append((at, (value - count * PACK) / count))
                 counts.append((at, float(count)))
-        key = MappingProxyType({"namespace": namespace, "pod": pod})
-        out += [Series(POD_UTIL, key, tuple(means)), _peak(Series(POD_GPUS, key, tuple(counts)))]
+        names = MappingProxyType({"namespace": namespace, "pod": pod})
+        out += [Series(POD_UTIL, names, tuple(means)), _peak(Series(POD_GPUS, names, tuple(counts)))]
     return out
 
 
