@@ -189,3 +189,26 @@ def test_a_pod_the_api_no_longer_lists_and_only_logs_saw_ended_when_last_seen():
 
 def test_without_an_api_answer_a_logs_only_pod_is_not_declared_dead():
     assert _vanished_case(api_answered=False).verdicts == ()
+
+
+def test_a_kernel_xid_belongs_to_the_pod_whose_gpu_went_missing_with_that_uuid():
+    """The GPU fell off the bus: dcgm-exporter never reported the Xid, only that the GPU (UUID) stopped reporting
+    while its pod held it; the kernel's Xid line names the node and the UUID. The neighbour on the same node is
+    collateral, not a second victim."""
+    pods, events = [], []
+    for name in ("w-0", "w-1"):
+        info, starts = ran(name, N, gpus=1)
+        pods.append(info)
+        events += starts
+    uuid = "GPU-5b1bd158-5ca4-06cf-5505-5248ebab7f11"
+    events += [
+        ev(Kind.GPU_XID, at(50), node=N, source="logs", xid=79, pci="0000:9b:00", uuid=uuid),  # node only
+        ev(Kind.GPU_MISSING, at(50, 30), "w-1", N, gpu="3", source="prometheus", uuid=uuid),
+        exited("w-1", N, at(50, 10), 1),
+        ev(Kind.NCCL_ERROR, at(50, 30), "w-0", N, source="logs", remote=True),
+        exited("w-0", N, at(50, 40), 1),
+    ]
+    result = run(pods, events)
+    assert verdict(result, "w-1").cause == "gpu-fallen-off-bus"
+    neighbour = verdict(result, "w-0")
+    assert (neighbour.cause, neighbour.root, neighbour.caused_by) == ("nccl-error", False, "w-1")

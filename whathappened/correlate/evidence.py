@@ -18,6 +18,9 @@ from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 
 SKEW = timedelta(minutes=2)
+# Reports naming one GPU (by UUID) this close to a node-wide one tell whose GPU it was: a GPU changes hands only
+# when pods end, and a fallen-off GPU is reported missing within a few scrapes.
+SAME_GPU_WITHIN = timedelta(minutes=10)
 
 POD = "pod"  # about the pod itself
 NODE = "node"  # about the pod's node (and no other pod)
@@ -129,13 +132,18 @@ class Case:
 
     def _claimed_elsewhere(self, event: TimelineEvent) -> bool:
         """A node-wide GPU report (a kernel log Xid names a PCI address, not a pod) whose twin from another
-        source, seen within the skew, names another pod or a GPU this pod does not hold."""
+        source, seen within the skew, names another pod or a GPU this pod does not hold; or another report about
+        the same GPU (its UUID) around that time does, as when the GPU fell off the bus and dcgm-exporter, which
+        never saw the Xid, reports the GPU missing."""
         if not event.kind.startswith("gpu-") or event.subject.node is None:
             return False
         value, verdicts = _fault_value(event), []
+        uuid = event.attrs.get("uuid")
         for i in self.index.on_node(event.subject.node):
             twin = self.timeline[i]
-            if twin.kind != event.kind or _fault_value(twin) != value or abs(twin.at - event.at) > SKEW:
+            same_gpu = bool(uuid) and twin.attrs.get("uuid") == uuid and abs(twin.at - event.at) <= SAME_GPU_WITHIN
+            same_fault = twin.kind == event.kind and _fault_value(twin) == value and abs(twin.at - event.at) <= SKEW
+            if twin is event or not (same_gpu or same_fault):
                 continue
             if twin.subject.pod is not None:
                 verdicts.append(twin.subject.pod != self.fate.name)
