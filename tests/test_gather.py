@@ -136,3 +136,26 @@ def test_a_late_discovery_still_collects_for_its_own_pods():
     assert statuses == {"kubernetes": SourceStatus.OK, "logs": SourceStatus.OK}
     assert [e.subject.pod for e in gathered.timeline] == ["p-0", "p-9"]
     assert [p.name for p in gathered.scope.pods] == ["p-0", "p-9"]
+
+
+def test_a_source_built_in_its_own_thread_reports_its_requests_and_a_failure_to_build():
+    from whathappened.errors import SourceError
+    from whathappened.sources import Deferred
+
+    built: list[str] = []
+
+    def build_fake() -> Fake:
+        built.append(threading.current_thread().name)
+        return Fake("prometheus", events=[_event(3)])
+
+    def build_broken() -> Fake:
+        raise SourceError("the CA file /nonexistent/ca.pem does not exist")
+
+    deferred = Deferred("prometheus", build_fake)
+    assert deferred.requests == 0 and not hasattr(deferred, "detail")  # nothing built, nothing to show yet
+    result = gather([Fake("kubernetes"), deferred, Deferred("logs", build_broken)], QUERY, deadline_s=5)
+    by_name = {s.name: s for s in result.sources}
+    assert built == ["source-prometheus"]  # built once, in the source's own thread
+    assert by_name["prometheus"].status == SourceStatus.OK and by_name["prometheus"].requests == 2
+    assert by_name["logs"].status == SourceStatus.FAILED and "CA file" in by_name["logs"].detail
+    assert [e.source for e in result.timeline] == ["fake"]
