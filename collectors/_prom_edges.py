@@ -20,7 +20,7 @@ sparse results only, never on every series at every step.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -56,6 +56,7 @@ SHORT_MATCHER = 2_000  # longer UUID or pod alternations are replaced by a short
 _PER_POD_SERIES = 4  # a pod signal has a series per phase, reason or container: a rough count for fine_cost
 
 PodKey = tuple[str, str]
+_Parts = Callable[[str, Where, frozenset[Any], "Targets", str, Sequence[str], int], list[str]]
 
 
 def _empty() -> Mapping[str, Any]:
@@ -171,12 +172,32 @@ def _families(targets: Targets) -> list[tuple[str, Where, frozenset[Any]]]:
 
 
 def locate_queries(targets: Targets, node_label: str, models: Sequence[str], step: int, pieces: int = 1) -> list[str]:
+    """Range-query text (at the coarse step) answering the coarse points after which an edge can lie."""
+    return _queries(_locate_parts, targets, node_label, models, step, pieces)
+
+
+def _queries(
+    parts_of: _Parts, targets: Targets, node_label: str, models: Sequence[str], step: int, pieces: int
+) -> list[str]:
     parts = [
         part
         for metric, where, keys in _families(targets)
-        for part in _locate_parts(metric, where, keys, targets, node_label, models, step)
+        for part in parts_of(metric, where, keys, targets, node_label, models, step)
     ]
     return chunked_or(parts, pieces=pieces)
+
+
+def _fb_selectors(
+    where: Where, keys: frozenset[Any], targets: Targets, node_label: str, models: Sequence[str]
+) -> list[tuple[str, float]]:
+    """The framebuffer series per GPU model, with the model's near-full threshold (models of unknown size have none)."""
+    out = []
+    for model in sorted(set(models)):
+        threshold = fb_threshold_mib(model)
+        if threshold is not None:
+            extra = f"modelName={quote(model)}"
+            out.append((_selector("DCGM_FI_DEV_FB_USED", where, keys, targets, node_label, extra), threshold))
+    return out
 
 
 def _locate_parts(
@@ -187,8 +208,9 @@ def _locate_parts(
     CHANGE, and RISE of series that move only when something happens (kube-state-metrics flags, timestamps,
     exit codes, the exporter's notices): two consecutive samples in ``(g - coarse - lookback - step, g]`` differ
     (any edge's predecessor lies in that range), or the series is there at ``g`` and was not a coarse step
-    before (it appeared: dcgm-exporter's Xid series start anew with each err_code). RISE of noisy gauges (temperatures): a sample in the span is over the threshold, unless every
-    sample back to the earliest possible predecessor is over it *and* the series was there a coarse step ago.
+    before (it appeared: dcgm-exporter's Xid series start anew with each err_code). RISE of noisy gauges
+    (temperatures): a sample in the span is over the threshold, unless every sample back to the earliest possible
+    predecessor is over it *and* the series was there a coarse step ago.
     Not covered: a series that was there a coarse step ago, then stopped for longer than the lookback and came
     back within the span with the value it had (the whole-window query calls that an edge; we call it a gap).
     """
@@ -202,13 +224,10 @@ def _locate_parts(
         located = f"min_over_time({sel}{recent}) <= {UTIL_LOW:g} and max_over_time({sel}{before}) >= {UTIL_HIGH:g}"
         return [named(f"group by ({by}) ({located})", metric)]
     if metric == FB_NEAR_FULL:
-        out = []
-        for model in sorted(set(models)):
-            threshold = fb_threshold_mib(model)
-            if threshold is not None:
-                sel = _selector("DCGM_FI_DEV_FB_USED", where, keys, targets, node_label, f"modelName={quote(model)}")
-                out.append(named(f"group by ({by}) ({_rise_located(sel, threshold, coarse, reach, '>=')})", metric))
-        return out
+        return [
+            named(f"group by ({by}) ({_rise_located(sel, threshold, coarse, reach, '>=')})", metric)
+            for sel, threshold in _fb_selectors(where, keys, targets, node_label, models)
+        ]
     signal = BY_METRIC[metric]
     sel = _selector(metric, where, keys, targets, node_label, signal.match)
     if signal.mode is Mode.RISE and where is Where.GPU:
@@ -269,12 +288,7 @@ def hits_within(found: Mapping[float, Mapping[str, set[Any]]], first: float, las
 
 def edge_queries(targets: Targets, node_label: str, models: Sequence[str], step: int, pieces: int = 1) -> list[str]:
     """Range-query text returning every CHANGE and RISE edge of the targets (at the query's step)."""
-    parts = [
-        part
-        for metric, where, keys in _families(targets)
-        for part in _edge_parts(metric, where, keys, targets, node_label, models, step)
-    ]
-    return chunked_or(parts, pieces=pieces)
+    return _queries(_edge_parts, targets, node_label, models, step, pieces)
 
 
 def _edge_parts(
@@ -293,13 +307,10 @@ def _edge_parts(
 
         return [named(f"(({collapsed('')}) * 0 + 1) unless ({collapsed(offset)})", metric)]
     if metric == FB_NEAR_FULL:
-        out = []
-        for model in sorted(set(models)):
-            threshold = fb_threshold_mib(model)
-            if threshold is not None:
-                sel = _selector("DCGM_FI_DEV_FB_USED", where, keys, targets, node_label, f"modelName={quote(model)}")
-                out.append(named(f"({sel} >= {threshold:g}) unless ({sel}{offset} >= {threshold:g})", metric))
-        return out
+        return [
+            named(f"({sel} >= {threshold:g}) unless ({sel}{offset} >= {threshold:g})", metric)
+            for sel, threshold in _fb_selectors(where, keys, targets, node_label, models)
+        ]
     signal = BY_METRIC[metric]
     sel = _selector(metric, where, keys, targets, node_label, signal.match)
     if signal.mode is Mode.RISE:
