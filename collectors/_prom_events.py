@@ -32,8 +32,20 @@ from whathappened.timeutils import from_unix, isoformat
 
 SOURCE = "prometheus"
 NODE_LABELS = ("node", "Hostname", "hostname", "kubernetes_node")
-POD_LABELS = ("pod", "pod_name")
-NAMESPACE_LABELS = ("namespace", "pod_namespace")
+
+
+def dcgm_pod(labels: Mapping[str, str]) -> tuple[str, str] | None:
+    """The (namespace, pod) a dcgm-exporter series was attributed to, or None. A scrape that does not honor the
+    exporter's labels (a ServiceMonitor without ``honorLabels``) renames them ``exported_pod`` and
+    ``exported_namespace`` and puts the exporter's own pod in ``pod``; older releases say ``pod_name`` and
+    ``pod_namespace``."""
+    if "exported_pod" in labels or "exported_namespace" in labels:
+        namespace, pod = labels.get("exported_namespace", ""), labels.get("exported_pod", "")
+    elif labels.get("pod"):
+        namespace, pod = labels.get("namespace", ""), labels["pod"]
+    else:
+        namespace, pod = labels.get("pod_namespace", ""), labels.get("pod_name", "")
+    return (namespace, pod) if pod else None
 
 
 @dataclass(frozen=True)
@@ -80,10 +92,10 @@ def event(
 def gpu_subject(series: Series, at: float, ctx: Context) -> Subject:
     node = series.label(*NODE_LABELS)
     gpu = series.label("gpu")
-    pod_name, namespace = series.label(*POD_LABELS), series.label(*NAMESPACE_LABELS)
-    pod = ctx.pods.get((namespace or "", pod_name or ""))
-    if pod_name:
-        return Subject(namespace=namespace, pod=pod.name if pod else None, node=node, gpu=gpu)
+    attributed = dcgm_pod(series.labels)
+    if attributed is not None:
+        pod = ctx.pods.get(attributed)
+        return Subject(namespace=attributed[0] or None, pod=pod.name if pod else None, node=node, gpu=gpu)
     holder = _holder(node, gpu, at, ctx)
     return Subject(
         namespace=holder.namespace if holder else None, pod=holder.name if holder else None, node=node, gpu=gpu

@@ -45,6 +45,8 @@ from whathappened.collectors._prom_signals import (
 )
 
 MIN_STEP_S = 15
+# Every label a dcgm-exporter series may name its pod with (see _prom_events.dcgm_pod): kept by aggregations.
+DCGM_POD_LABELS = "pod, namespace, pod_name, pod_namespace, exported_pod, exported_namespace"
 PRESENCE_STEP_S = 300  # the lookback: any step up to it sees every series' last sample
 MAX_POINTS = 10_000  # Prometheus refuses range queries over 11,000 points per series
 

@@ -68,7 +68,12 @@ def pod_util_queries(namespaces: str, pods: str, step: int) -> list[str]:
     older = f'avg_over_time({UTIL_METRIC}{{pod_namespace=~{namespaces},pod_name=~{pods},pod=""}}{window})'
     older = f'label_replace({older}, "pod", "$1", "pod_name", "(.+)")'
     older = f'label_replace({older}, "namespace", "$1", "pod_namespace", "(.+)")'
-    return [f"sum by (namespace, pod) (clamp_min(clamp_max({one}, 100), 0) + {PACK:g})" for one in (current, older)]
+    renamed = f"avg_over_time({UTIL_METRIC}{{exported_namespace=~{namespaces},exported_pod=~{pods}}}{window})"
+    renamed = f'label_replace({renamed}, "pod", "$1", "exported_pod", "(.+)")'
+    renamed = f'label_replace({renamed}, "namespace", "$1", "exported_namespace", "(.+)")'
+    return [
+        f"sum by (namespace, pod) (clamp_min(clamp_max({one}, 100), 0) + {PACK:g})" for one in (current, older, renamed)
+    ]
 
 
 def series_of_answer(results: Sequence[Mapping[str, object]]) -> list[Series]:
@@ -114,12 +119,8 @@ def _peak(series: Series) -> Series:
 
 
 def pod_of(labels: Mapping[str, str]) -> PodKey | None:
-    """The pod a dcgm series was attributed to, in either spelling the query accepts."""
-    if labels.get("pod"):
-        return labels.get("namespace", ""), labels["pod"]
-    if labels.get("pod_name") and labels.get("pod_namespace"):
-        return labels["pod_namespace"], labels["pod_name"]
-    return None
+    """The pod a dcgm series was attributed to, in any spelling the queries accept (see ev.dcgm_pod)."""
+    return ev.dcgm_pod(labels)
 
 
 def derive_pod_util(series: Iterable[Series], pods: frozenset[PodKey], window: Window) -> list[Series]:

@@ -198,7 +198,7 @@ class PrometheusCollector:
         besides: list[Callable[[], list[dict[str, Any]]]] = []
         if vanished:
             gone = Selectors(scope.node_names, (), label, tuple(vanished)).gpu(pq.PRESENCE_METRIC, by_uuid=True)
-            query = pq.last_seen_query(gone, f"{label}, gpu, UUID, pod, namespace")
+            query = pq.last_seen_query(gone, f"{label}, gpu, UUID, {pq.DCGM_POD_LABELS}")
             besides.append(partial(self._range, query, scope.query, pq.PRESENCE_STEP_S))
         seen, answers = self._edge_answers(targets, label, models, scope.window, besides)
         for answer in seen:

@@ -52,6 +52,30 @@ def test_xid_change_is_reported_once_with_its_pod() -> None:
     assert event.attrs["uuid"] == GPU["UUID"]
 
 
+def test_labels_renamed_by_a_scrape_that_does_not_honor_them_name_the_training_pod() -> None:
+    # A ServiceMonitor without honorLabels: Prometheus keeps the target's pod (the exporter) in pod/namespace and
+    # renames the exporter's own labels exported_pod/exported_namespace.
+    renamed = {
+        **GPU,
+        "namespace": "gpu-operator",
+        "pod": "nvidia-dcgm-exporter-7xk2p",
+        "exported_namespace": NS,
+        "exported_pod": POD,
+        "exported_container": "pytorch",
+    }
+    xid = series("DCGM_FI_DEV_XID_ERRORS", renamed, [0, 0, 79, 79, 79])
+    util = series("DCGM_FI_DEV_GPU_UTIL", renamed, [95.0] * 40)
+    found = events_from_series([xid, util], scope())
+    [event] = [e for e in found if e.kind == "gpu-xid"]
+    assert (event.subject.namespace, event.subject.pod, event.subject.gpu) == (NS, POD, "5")
+    [strip] = [e for e in found if e.kind == "gpu-utilization"]
+    assert (strip.subject.pod, strip.attrs["gpus"]) == (POD, 1)
+    # an idle GPU the exporter reports with no pod of ours: no pod, not the exporter's
+    idle = {**renamed, "exported_namespace": "", "exported_pod": ""}
+    [lone] = events_from_series([series("DCGM_FI_DEV_XID_ERRORS", idle, [0, 0, 13])], scope())
+    assert (lone.subject.pod, lone.subject.namespace) == (None, None)
+
+
 def test_xid_that_predates_the_pod_is_no_event() -> None:
     # The gauge already held 79 when the pod's series began; it went back to 0 after a reset.
     stale = series("DCGM_FI_DEV_XID_ERRORS", HELD, [79, 79, 79, 0, 0], start=T0 + 120)

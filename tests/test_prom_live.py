@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from whathappened.collectors._openmetrics import parse_openmetrics
+from whathappened.collectors._openmetrics import parse_openmetrics, write_openmetrics
 from whathappened.collectors._prom_series import Series, discover_from_series, events_from_series
 from whathappened.collectors._prom_util import pod_of
 from whathappened.collectors.prometheus import PrometheusCollector
@@ -133,6 +133,41 @@ def test_xid_79_on_gpu_5_of_gpu_node_19(live, backend: str) -> None:
     [missing] = find(events, "gpu-missing")
     assert (missing.subject.node, missing.subject.gpu, missing.subject.pod) == ("gpu-node-19", "5", pod)
     assert missing.attrs["uuid"] == xid.attrs["uuid"]
+
+
+def renamed_by_the_scrape(name: str, folder: Path) -> Path:
+    """The scenario's history as a scrape without honorLabels stores it: dcgm-exporter's pod and namespace
+    become exported_pod and exported_namespace, and pod and namespace name the exporter's own pod."""
+    renamed = []
+    for one in recorded(name):
+        labels = dict(one.labels)
+        if one.name.startswith("DCGM_") and "pod" in labels:
+            labels["exported_pod"], labels["exported_namespace"] = labels.pop("pod"), labels.pop("namespace", "")
+            labels["pod"], labels["namespace"] = f"nvidia-dcgm-exporter-{labels.get('Hostname', '')}", "gpu-operator"
+        renamed.append(Series(one.name, labels, one.samples))
+    path = folder / "prometheus.om.gz"
+    path.write_bytes(gzip.compress(write_openmetrics(renamed).encode()))
+    return path
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pod_labels_renamed_by_the_scrape_still_name_the_training_pods(
+    live, prometheus_servers, victoria_servers, backend: str, tmp_path: Path
+) -> None:
+    """The same events as with the exporter's own labels, live and offline: the Xid on the pod that held the GPU,
+    every pod's utilization strip."""
+    name = "xid79-fallen-off-bus"
+    source = renamed_by_the_scrape(name, tmp_path)
+    servers = prometheus_servers if backend == "prometheus" else victoria_servers
+    collector = PrometheusCollector(PrometheusSettings(url=servers.url_for(f"{name}-exported", source)))
+    scope = live(name, backend).scope
+    events = list(collector.collect(scope))
+    series, problems = parse_openmetrics(gzip.decompress(source.read_bytes()).decode())
+    assert problems == []
+    assert [e.identity for e in events] == [e.identity for e in events_from_series(series, scope)]
+    assert [e.identity for e in events] == [e.identity for e in live(name, backend).events]
+    [xid] = find(events, "gpu-xid")
+    assert (xid.subject.pod, xid.subject.gpu) == ("gpt-neox-20b-sweep3-workers-0-2", "5")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
