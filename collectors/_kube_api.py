@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import config
 from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
@@ -141,7 +142,8 @@ def build_api_client(settings: KubernetesSettings, verify_tls: bool = True) -> t
         else:
             config.load_kube_config(config_file=path, context=settings.context, client_configuration=cfg)
             namespace = _context_namespace(path, settings.context)
-    except (config.ConfigException, OSError, ValueError) as error:
+    except (config.ConfigException, OSError, ValueError, yaml.YAMLError, TypeError, AttributeError) as error:
+        # a file that is not YAML, or YAML of the wrong shape, is as unusable as a missing one
         status = "not_configured" if not _any_file(path) else "failed"
         raise SourceError(f"no usable Kubernetes configuration ({_config_problem(error)})", status=status) from None
     cfg.retries = False  # every request is ours to count, retry (429) and time out
@@ -156,6 +158,10 @@ def _any_file(path: str) -> bool:
 
 
 def _config_problem(error: BaseException) -> str:
+    if isinstance(error, yaml.YAMLError):
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        return f"the kubeconfig is not valid YAML{where}"
     text = str(error)
     # The loader's messages name files and contexts, never credentials; keep them short all the same.
     return text.splitlines()[0][:200] if text else type(error).__name__

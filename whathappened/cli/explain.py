@@ -10,6 +10,7 @@ import typer
 from whathappened.cli import options as o
 from whathappened.cli.report_io import debug_requests, emit, progress
 from whathappened.errors import UsageError
+from whathappened.model import SourceStatus
 
 SNAPSHOT_DEADLINE_S = 600.0
 
@@ -74,6 +75,9 @@ def explain(
     else:
         sources = live_sources(settings, chosen.without, utilization=strip)
     if not sources.collectors:
+        broken = [f"{r.name}: {r.detail}" for r in sources.not_configured if r.status != SourceStatus.NOT_CONFIGURED]
+        if broken:  # a source was given but cannot be used: say why rather than ask for one
+            raise UsageError("no usable source; " + "; ".join(broken))
         raise UsageError(
             "no source is configured: give --kubeconfig/--context, --prometheus-url, "
             "--elasticsearch-url, or --snapshot DIR"
