@@ -7,8 +7,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from whathappened.collectors._prom_signals import Where
-
 METRIC = "__metric"  # the series' metric name, which functions and comparisons would drop
 OLD = "__old"  # marks the values just before CHANGE edges, answered with the edges themselves
 DCGM_NODE_LABELS = ("Hostname", "hostname", "node")
@@ -102,8 +100,3 @@ class Selectors:
             + ",".join(p for p in (f'__name__=~"{names}"', f"node=~{quote(regex_union(self.nodes))}", extra) if p)
             + "}"
         )
-
-    def where(self, where: Where, names: str, extra: str = "") -> str:
-        if where is Where.GPU:
-            return self.gpu(names, extra, by_uuid=True)
-        return self.pod(names, extra) if where is Where.POD else self.node(names, extra)

@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from whathappened.collectors import _prom_events as ev
 from whathappened.collectors._prom_model import Series
-from whathappened.collectors._prom_signals import LOOKBACK_S, PRESENCE_METRIC, Edge, Where, derive, edges, signal_of
+from whathappened.collectors._prom_signals import LOOKBACK_S, PRESENCE_METRIC, Where, derive, edges, signal_of
 from whathappened.collectors._prom_util import utilization_events
 
 from whathappened.model import NodeInfo, PodInfo, TimelineEvent
@@ -278,8 +278,3 @@ def _episodes(events: list[TimelineEvent]) -> list[TimelineEvent]:
 
 _THROTTLING = frozenset({"gpu-thermal", "gpu-power-violation"})
 _DEDUPED = frozenset({"gpu-xid", "gpu-ecc-dbe", "gpu-ecc-sbe", "gpu-retired-pages"})
-
-
-def edges_of(series: Iterable[Series], window_start: float) -> list[Edge]:
-    """Every edge in these series (for tests and the benchmark's local analysis)."""
-    return [e for s in normalize(series) for e in edges(s, window_start)]
