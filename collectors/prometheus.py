@@ -195,11 +195,10 @@ class PrometheusCollector:
     ) -> None:
         """The targets' edges, and the last-seen times of GPUs that stopped reporting (asked alongside)."""
         step = pq.pick_step(scope.window.seconds)
-        besides: list[Callable[[], list[dict[str, Any]]]] = []
-        if vanished:
-            gone = Selectors(scope.node_names, (), label, tuple(vanished)).gpu(pq.PRESENCE_METRIC, by_uuid=True)
-            query = pq.last_seen_query(gone, f"{label}, gpu, UUID, {pq.DCGM_POD_LABELS}")
-            besides.append(partial(self._range, query, scope.query, pq.PRESENCE_STEP_S))
+        besides = [
+            partial(self._range, query, scope.query, pq.PRESENCE_STEP_S)
+            for query in _last_seen_queries(tuple(vanished), scope.node_names, label)
+        ]
         seen, answers = self._edge_answers(targets, label, models, scope.window, besides)
         for answer in seen:
             builder.add_last_seen(answer)
@@ -359,6 +358,19 @@ def _grid(window: Window, step: int) -> tuple[float, float]:
     last = to_unix(window.end)
     first = last - (window.seconds // step) * step
     return (first if first > to_unix(window.start) else first + step), last
+
+
+def _last_seen_queries(uuids: tuple[str, ...], nodes: Sequence[str], label: str) -> list[str]:
+    """The last sample times of GPUs that stopped reporting, halved until each query is short enough for every
+    server (a node pool scaled away after the job can leave thousands)."""
+    if not uuids:
+        return []
+    gone = Selectors(tuple(nodes), (), label, uuids).gpu(pq.PRESENCE_METRIC, by_uuid=True)
+    query = pq.last_seen_query(gone, f"{label}, gpu, UUID, {pq.DCGM_POD_LABELS}")
+    if len(query) <= MAX_QUERY_CHARS or len(uuids) == 1:
+        return [query]
+    half = len(uuids) // 2
+    return _last_seen_queries(uuids[:half], nodes, label) + _last_seen_queries(uuids[half:], nodes, label)
 
 
 def _util_queries(pods: tuple[tuple[str, str], ...], step: int) -> list[str]:

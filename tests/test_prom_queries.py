@@ -151,3 +151,13 @@ def test_edge_answers_become_sparse_series_with_the_sample_before() -> None:
     assert by_name["kube_pod_status_phase"].samples == ((1485.0, 0.0), (1500.0, 1.0))
     assert "__metric" not in by_name["kube_pod_status_phase"].labels
     assert "__old" not in by_name["DCGM_FI_DEV_XID_ERRORS"].labels
+
+
+def test_last_seen_of_thousands_of_vanished_gpus_is_split_under_the_limit() -> None:
+    """A node pool scaled away after the job leaves every GPU 'vanished': no single 150 KB query."""
+    from whathappened.collectors.prometheus import _last_seen_queries
+
+    queries = _last_seen_queries(UUIDS, NODES, "Hostname")
+    assert len(queries) > 1 and max(len(q) for q in queries) < 15_000
+    assert len(queries) <= 16 and sum(q.count("-4a1b-9c2d-") for q in queries) == len(UUIDS)  # each GPU once
+    assert _last_seen_queries((), NODES, "Hostname") == []
