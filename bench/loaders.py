@@ -183,7 +183,6 @@ def serve(folder: Path, log_stride: int = 1, say: Any = print) -> Iterator[Loade
         began = time.monotonic()
         data = tsdb(folder)
         seconds["promtool"] = float((folder / ".tsdb-complete").read_text())
-        (work / "queries.log").unlink(missing_ok=True)
         url, prom_pid = stack.enter_context(prometheus(data, work))
         seconds["prometheus_start"] = time.monotonic() - began
         say(f"  prometheus ready at {url} ({seconds['prometheus_start']:.0f} s, promtool {seconds['promtool']:.0f} s)")
@@ -206,9 +205,10 @@ def serve(folder: Path, log_stride: int = 1, say: Any = print) -> Iterator[Loade
 
 @contextlib.contextmanager
 def prometheus(data: Path, work: Path) -> Iterator[tuple[str, int]]:
-    """A real Prometheus on the backfilled TSDB (as bench/prom_bench.py starts it), with a query log: every
-    query's timings (queue, preparation, inner evaluation, result sort) go to work/queries.log."""
+    """A real Prometheus on a backfilled TSDB (both benchmarks start it so), with a query log: every query's
+    timings (queue, preparation, inner evaluation, result sort) and samples go to work/queries.log."""
     port = free_port()
+    (work / "queries.log").unlink(missing_ok=True)  # Prometheus appends: each session's log is its own
     config = work / "prometheus.yml"
     config.write_text(f"global:\n  query_log_file: {work / 'queries.log'}\nscrape_configs: []\n")
     args = [
@@ -228,3 +228,20 @@ def query_log(work: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def costliest_queries(work: Path, runs: int, top: int = 8, indent: str = "  ") -> str:
+    """Prometheus' own figures from its query log, per run: execution seconds and samples touched by query."""
+    spent: dict[str, list[float]] = {}
+    for entry in query_log(work):
+        text = " ".join(str(entry.get("params", {}).get("query", "")).split())
+        stats = entry.get("stats", {})
+        row = spent.setdefault(text, [0.0, 0.0])
+        row[0] += float(stats.get("timings", {}).get("execTotalTime", 0))
+        row[1] += float(stats.get("samples", {}).get("totalQueryableSamples", 0))
+    runs = max(runs, 1)
+    total = sum(r[0] for r in spent.values()) / runs
+    rows = [f"{indent}prometheus: {len(spent)} distinct queries, {total:.2f} s of execution per run; the costliest:"]
+    for text, (seconds, samples) in sorted(spent.items(), key=lambda kv: -kv[1][0])[:top]:
+        rows.append(f"{indent}  {seconds / runs:6.2f} s {samples / runs / 1e6:7.1f} M samples  {text[:150]}")
+    return "\n".join(rows)

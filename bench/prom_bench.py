@@ -19,7 +19,6 @@ Reports queries, bytes received and wall time for both. Not part of the test sui
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -39,7 +38,8 @@ sys.path.insert(0, str(REPO))
 
 from whathappened.collectors.prometheus import PrometheusCollector  # noqa: E402
 
-from tests.support import free_port, require_binary, server_process  # noqa: E402
+from bench.loaders import costliest_queries, prometheus  # noqa: E402
+from tests.support import require_binary  # noqa: E402
 from whathappened.config import PrometheusSettings  # noqa: E402
 from whathappened.model import Window  # noqa: E402
 from whathappened.scope import Query, Scope  # noqa: E402
@@ -185,23 +185,6 @@ def build(layout: Layout, workdir: Path) -> Path:
     return data
 
 
-@contextlib.contextmanager
-def prometheus(data: Path, workdir: Path) -> Iterator[tuple[str, int]]:
-    port = free_port()
-    config = workdir / "prometheus.yml"
-    config.write_text(f"global:\n  query_log_file: {workdir / 'queries.log'}\nscrape_configs: []\n")
-    args = [
-        require_binary("prometheus"),
-        f"--config.file={config}",
-        f"--storage.tsdb.path={data}",
-        "--storage.tsdb.retention.time=100y",
-        f"--web.listen-address=127.0.0.1:{port}",
-    ]
-    ready = f"http://127.0.0.1:{port}/-/ready"
-    with server_process(args, ready, workdir / "prometheus.log", timeout=300) as process:
-        yield f"http://127.0.0.1:{port}", process.pid
-
-
 def cpu_seconds(pid: int) -> float:
     """User + system CPU a process has used (Linux /proc), to report work independent of the machine's load."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -257,23 +240,6 @@ def naive(url: str, pid: int, layout: Layout) -> Measured:
     return Measured(queries, received, wall, f"{samples:,} samples", server, mine)
 
 
-def costliest_queries(log: Path, runs: int, top: int = 12) -> str:
-    """Prometheus' own figures per query (its query log): execution seconds and samples touched, per run."""
-    spent: dict[str, list[float]] = {}
-    for line in log.read_text().splitlines() if log.exists() else []:
-        entry = json.loads(line)
-        text = " ".join(str(entry.get("params", {}).get("query", "")).split())
-        stats = entry.get("stats", {})
-        row = spent.setdefault(text, [0.0, 0.0])
-        row[0] += float(stats.get("timings", {}).get("execTotalTime", 0))
-        row[1] += float(stats.get("samples", {}).get("totalQueryableSamples", 0))
-    total = sum(r[0] for r in spent.values()) / runs
-    rows = [f"prometheus: {len(spent)} distinct queries, {total:.2f} s of execution per run; the costliest:"]
-    for text, (seconds, samples) in sorted(spent.items(), key=lambda kv: -kv[1][0])[:top]:
-        rows.append(f"  {seconds / runs:6.2f} s {samples / runs / 1e6:7.1f} M samples  {text[:160]}")
-    return "\n".join(rows)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=512)
@@ -293,7 +259,7 @@ def main() -> None:
         runs = [smart(url, pid, layout, args.strip) for _ in range(args.runs)]
         best = min(runs, key=lambda r: r.wall_s)
         median = sorted(r.wall_s for r in runs)[len(runs) // 2]
-        print(costliest_queries(args.workdir / "queries.log", 1 + args.runs), flush=True)
+        print(costliest_queries(args.workdir, 1 + args.runs, top=12, indent=""), flush=True)
         walls = ", ".join(f"{r.wall_s:.2f}" for r in runs)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.loaders import OUT, Loaded, experiment, generation_seconds, query_log, serve
+from bench.loaders import OUT, Loaded, costliest_queries, experiment, generation_seconds, serve
 from bench.naive_baseline import NaiveResult, naive
 from tests.acceptance import verdict_problems
 
@@ -175,19 +175,6 @@ def server_cpu(loaded: Loaded) -> dict[str, float]:
     }
 
 
-def prometheus_queries(out: Path, runs: int, top: int = 8) -> str:
-    """Where Prometheus spends its time per CLI run: the query log's evaluation time by query."""
-    spent: dict[str, float] = {}
-    for entry in query_log(out):
-        text = " ".join(str(entry.get("params", {}).get("query", "")).split())
-        spent[text] = spent.get(text, 0.0) + float(entry.get("stats", {}).get("timings", {}).get("execTotalTime", 0))
-    total = sum(spent.values()) / max(runs, 1)
-    rows = [f"  prometheus: {len(spent)} distinct queries, {total:.2f} s of execution per CLI run; the costliest:"]
-    for text, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:top]:
-        rows.append(f"    {seconds / max(runs, 1):6.2f} s  {text[:150]}")
-    return "\n".join(rows)
-
-
 def profile_cli(loaded: Loaded, deadline: str, out: Path, top: int = 45) -> str:
     """One more run under cProfile: where the CLI's own time goes (cumulative, then own time)."""
     stats_path = out / "cli.prof"
@@ -240,7 +227,7 @@ def measure(
             f"  median {series.median_s:.2f} s (CLI CPU {series.median_cpu_s:.2f} s), "
             f"peak RSS {series.max_rss_mib:.0f} MiB (load {load()})"
         )
-        say(prometheus_queries(out, len(series.runs) + 1))
+        say(costliest_queries(out, len(series.runs) + 1))
         if profile:
             say(profile_cli(loaded, deadline, out))
         if with_naive:
