@@ -43,6 +43,7 @@ def assemble(gathered: Gathered) -> Report:
         root_cause=correlation.root_cause,
         next_step=correlation.next_step,
         lost_work=correlation.lost_work,
+        hang=correlation.hang,
         chain=correlation.chain,
     )
 

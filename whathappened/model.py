@@ -174,6 +174,8 @@ class Verdict:
     next_step: str = ""
     gpu: str | None = None
     ended: datetime | None = None
+    # what the evidence tells beyond the cause (rank, GPU identity, frames, memory, checkpoint): correlate.facts_run
+    facts: Mapping[str, Any] = field(default_factory=lambda: EMPTY, compare=False, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +184,26 @@ class LostWork:
     since: datetime
     until: datetime
     basis: str  # "checkpoint" | "job start"
+    # GPU-hours the surviving ranks spent hung in a collective after the failure, until the watchdog ended them
+    collateral_gpu_hours: float = 0.0
+    checkpoint_step: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hang:
+    """Every rank that reported timed out waiting in a collective: where the job froze and what to run next."""
+
+    op: str | None  # the collective (OpType) the ranks waited in
+    seq: int | None  # its SeqNum; None when the ranks disagree (see ``seqs``)
+    timeout_s: float | None
+    froze_at: datetime | None  # the first report minus the watchdog timeout
+    reported: tuple[int, ...]  # the global ranks that reported the timeout
+    silent: tuple[int, ...]  # ranks that did not: the likely culprits, empty when the logs cannot tell
+    behind: tuple[int, ...]  # ranks that timed out on an earlier SeqNum than the others
+    world_size: int | None
+    last_progress: str | None
+    last_progress_at: datetime | None
+    next_steps: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -198,3 +220,4 @@ class Report:
     next_step: str = ""
     lost_work: LostWork | None = None
     chain: tuple[int, ...] = ()  # timeline indexes of the root cause's chain, in order
+    hang: Hang | None = None

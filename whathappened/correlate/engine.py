@@ -10,11 +10,13 @@ from whathappened.correlate.blame import Judged, judge, root_of
 from whathappened.correlate.causes import NO_FAULT, cause
 from whathappened.correlate.evidence import Case, in_time_order
 from whathappened.correlate.facts import facts, gpu_of
+from whathappened.correlate.facts_run import run_facts
 from whathappened.correlate.fate import fates
+from whathappened.correlate.hang import analyze
 from whathappened.correlate.index import TimelineIndex
 from whathappened.correlate.lost import lost_work
 from whathappened.correlate.rules import RULES, Rule, explain
-from whathappened.model import LostWork, NodeInfo, TimelineEvent, Verdict
+from whathappened.model import Hang, LostWork, NodeInfo, TimelineEvent, Verdict
 from whathappened.scope import Scope
 
 
@@ -25,6 +27,7 @@ class Correlation:
     chain: tuple[int, ...]  # timeline indexes of the root cause's chain in time order
     next_step: str
     lost_work: LostWork | None
+    hang: Hang | None = None  # when the ranks died waiting in a collective and no root was decided
 
 
 def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule, ...] = RULES) -> Correlation:
@@ -38,12 +41,16 @@ def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule
     verdicts = {j.fate.name: _verdict(j, timeline, nodes) for j in judged}
     root = root_of(judged)
     if root is None:
+        hang = analyze(timeline) if any(v.cause == "nccl-timeout" for v in verdicts.values()) else None
+        # a hang's work stopped when the job froze, not when the watchdog said so
+        onset = (hang.froze_at if hang is not None else None) or min((j.finding.onset for j in judged), default=None)
         return Correlation(
             tuple(verdicts.values()),
             None,
             (),
             templates.NOTHING_FAILED if not judged else _undecided(judged, verdicts),
-            None,
+            lost_work(scope, timeline, found, onset) if onset is not None else None,
+            hang,
         )
     root_verdict = verdicts[root.fate.name]
     failed = root.finding.cause not in NO_FAULT and cause(root.finding.cause).category != "scheduling"
@@ -75,6 +82,7 @@ def _verdict(j: Judged, timeline: Sequence[TimelineEvent], nodes: Mapping[str, N
         next_step=templates.next_step(row.code, said),
         gpu=gpu_of(j.fate, j.finding, timeline),
         ended=j.fate.ended,
+        facts=run_facts(j.fate, j.finding, timeline),
     )
 
 

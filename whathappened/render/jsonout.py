@@ -14,7 +14,9 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from whathappened.model import LostWork, NodeInfo, PodInfo, Report, SourceReport, TimelineEvent, Verdict
+from whathappened.correlate.hang import sentence
+from whathappened.model import Hang, LostWork, NodeInfo, PodInfo, Report, SourceReport, TimelineEvent, Verdict
+from whathappened.render.answer import retryable
 from whathappened.timeutils import isoformat
 
 SCHEMA_ID = "whathappened/v1"
@@ -53,7 +55,9 @@ def to_document(report: Report, debug: bool = False) -> dict[str, Any]:
             "chain": list(report.chain),
         },
         "next_step": report.next_step or None,
+        "retryable": retryable(report),
         "lost_work": _lost_work(report.lost_work),
+        "hang": _hang(report.hang),
     }
 
 
@@ -181,6 +185,7 @@ def _verdict(verdict: Verdict) -> dict[str, Any]:
         "summary": verdict.summary,
         "next_step": verdict.next_step or None,
         "ended": _time(verdict.ended),
+        "facts": jsonable(dict(verdict.facts)),
         "evidence": list(verdict.evidence),
     }
 
@@ -193,6 +198,27 @@ def _lost_work(lost: LostWork | None) -> dict[str, Any] | None:
         "since": isoformat(lost.since),
         "until": isoformat(lost.until),
         "basis": lost.basis,
+        "collateral_gpu_hours": round(lost.collateral_gpu_hours, 2),
+        "checkpoint_step": lost.checkpoint_step,
+    }
+
+
+def _hang(hang: Hang | None) -> dict[str, Any] | None:
+    if hang is None:
+        return None
+    return {
+        "op": hang.op,
+        "seq": hang.seq,
+        "timeout_s": hang.timeout_s,
+        "froze_at": _time(hang.froze_at),
+        "reported_ranks": list(hang.reported),
+        "silent_ranks": list(hang.silent),
+        "behind_ranks": list(hang.behind),
+        "world_size": hang.world_size,
+        "last_progress": hang.last_progress,
+        "last_progress_at": _time(hang.last_progress_at),
+        "summary": sentence(hang),
+        "next_steps": list(hang.next_steps),
     }
 
 

@@ -1,0 +1,143 @@
+"""The answer block every form opens with, as data: a title, one sentence, then labelled lines (where, retryable,
+next step, lost work, last checkpoint, ...). Renderers lay it out; none of them decides what it says.
+
+An undecided report is still an answer: its retryable line and next step come from the verdicts (every death
+retryable: retrying is safe), and a hang analysis adds what the collectives' timeouts tell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from whathappened.correlate.facts_run import describe_gpu
+from whathappened.correlate.facts_text import size
+from whathappened.correlate.hang import sentence
+from whathappened.model import Report, Verdict
+from whathappened.render.common import title_of
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    label: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    title: str
+    sentence: str
+    lines: tuple[Line, ...]
+    tone: str  # "failure" | "undecided" | "none": the renderers' colour
+    next_steps: tuple[str, ...] = ()  # further steps after the main one (a hang's what-to-run-next)
+
+    def line(self, label: str) -> str | None:
+        return next((line.text for line in self.lines if line.label == label), None)
+
+
+def retryable(report: Report) -> bool | None:
+    """Whether resubmitting as it is can work: the root's answer, else every failed pod's, None if nothing failed."""
+    if report.root_cause is not None:
+        return report.root_cause.retryable
+    if not report.verdicts:
+        return None
+    return all(v.retryable for v in report.verdicts)
+
+
+def answer(report: Report) -> Answer:
+    root = report.root_cause
+    if root is None and not report.verdicts:
+        return Answer("No failure found", "No failure found in the window.", (), "none")
+    lines: list[Line] = []
+    if root is not None:
+        title, said, tone = title_of(root.cause), root.summary, "failure"
+        lines.append(Line("where", _where(root)))
+    else:
+        causes = sorted({title_of(v.cause) for v in report.verdicts})
+        title, tone = "Undecided", "undecided"
+        said = (
+            f"{len(report.verdicts)} pods failed ({', '.join(causes)}); "
+            "the evidence does not decide where the failure began."
+        )
+        if report.hang is not None:
+            lines.append(Line("hang", sentence(report.hang)))
+    again = retryable(report)
+    if again is not None:
+        lines.append(Line("retryable", _retryable_text(again, root)))
+    if report.next_step:
+        lines.append(Line("next", report.next_step))
+    steps = report.hang.next_steps if report.hang is not None else ()
+    facts = root.facts if root is not None else {}
+    for label, text in _fact_lines(report, facts):
+        lines.append(Line(label, text))
+    return Answer(title, said, tuple(lines), tone, tuple(steps))
+
+
+def _where(root: Verdict) -> str:
+    rank = root.facts.get("rank")
+    place = f"pod {root.pod}" + (f" (rank {rank})" if rank is not None else "")
+    place += f" on node {root.node or 'unknown'}"
+    identity = root.facts.get("gpu_identity")
+    if isinstance(identity, Mapping) and identity:
+        place += f", {describe_gpu(identity)}"
+    elif root.gpu is not None:
+        place += f", GPU {root.gpu}"
+    return place
+
+
+def _retryable_text(again: bool, root: Verdict | None) -> str:
+    if root is None:
+        return "yes: no fault was found that a retry would meet again" if again else "no: fix the cause first"
+    confidence = f" (confidence {root.confidence:.0%})"
+    return ("yes" if again else "no: fix the cause first") + confidence
+
+
+def _fact_lines(report: Report, facts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    lost = report.lost_work
+    if lost is not None:
+        text = f"~{lost.gpu_hours:.1f} GPU-hours since the {lost.basis} at {_clock(lost.since)}"
+        if lost.collateral_gpu_hours:
+            text += f", {lost.collateral_gpu_hours:.1f} of them by ranks hung until the watchdog fired"
+        out.append(("lost work", text))
+    checkpoint = facts.get("checkpoint")
+    if isinstance(checkpoint, Mapping):
+        step = checkpoint.get("step")
+        out.append(("checkpoint", (f"step {step} at " if step is not None else "") + _clock(checkpoint["at"])))
+    elif lost is not None and lost.basis == "checkpoint":
+        step_text = f"step {lost.checkpoint_step} at " if lost.checkpoint_step is not None else ""
+        out.append(("checkpoint", step_text + _clock(lost.since)))
+    elif lost is not None:
+        out.append(("checkpoint", "none seen in the logs: the job restarts from its start"))
+    trained = facts.get("trained_s")
+    if isinstance(trained, int):
+        out.append(("trained", f"{_duration(trained)} before the failure"))
+    oom = facts.get("oom")
+    if isinstance(oom, Mapping):
+        out.append(("memory", f"{oom.get('text')}; {oom.get('advice')}"))
+    frames = facts.get("frames")
+    if isinstance(frames, list) and frames:
+        out.append(("traceback", " ← ".join(str(f) for f in reversed(frames))))
+    return out
+
+
+def frames_of(verdict: Verdict) -> list[str]:
+    frames = verdict.facts.get("frames")
+    return [str(f) for f in frames] if isinstance(frames, list) else []
+
+
+def _clock(at: datetime) -> str:
+    return at.strftime("%H:%M:%S UTC")
+
+
+def _duration(seconds: int) -> str:
+    hours, rest = divmod(seconds, 3600)
+    minutes = rest // 60
+    if hours >= 24:
+        return f"{hours // 24}d {hours % 24}h"
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {seconds % 60:02d}s"
+
+
+__all__ = ["Answer", "Line", "answer", "frames_of", "retryable", "size"]
