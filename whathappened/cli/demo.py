@@ -33,6 +33,9 @@ def demo(
     output: Annotated[Output | None, typer.Option("--output", "-o", help="rich | json | markdown | html")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the report to this file.")] = None,
     list_them: Annotated[bool, typer.Option("--list", help="List the bundled incidents.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="The long terminal report: full tables of verdicts and timeline.")
+    ] = False,
 ) -> None:
     import yaml
 
@@ -55,4 +58,4 @@ def demo(
     query = Query(experiment=spec["experiment"], namespace=spec["namespace"], window=window)
     collectors, missing = snapshot_collectors(folder)
     report = explain(collectors, query, not_configured=missing)
-    emit(report, output, out)
+    emit(report, output, out, verbose=verbose)

@@ -42,6 +42,7 @@ def explain(
     without: o.Without = None,
     insecure_skip_tls_verify: o.Insecure = False,
     log_preset: o.LogPreset = None,
+    verbose: o.Verbose = False,
 ) -> None:
     from whathappened.explain import explain as make_report
     from whathappened.sources import live_sources, snapshot_sources
@@ -91,7 +92,7 @@ def explain(
     )
     with progress(f"asking {', '.join(c.name for c in sources.collectors)}"):
         report = make_report(sources.collectors, query, deadline_s, sources.not_configured)
-    emit(report, output, out, debug)
+    emit(report, output, out, debug, verbose)
     if debug:
         debug_requests(sources.collectors)
     if any(s.failed for s in report.sources):

@@ -42,6 +42,9 @@ End = Annotated[str | None, typer.Option("--end", help="Window end, RFC 3339 [no
 ConfigFile = Annotated[Path | None, typer.Option("--config", help="Settings file (TOML).")]
 Snapshot = Annotated[Path | None, typer.Option("--snapshot", help="Read a recorded incident folder instead.")]
 Debug = Annotated[bool, typer.Option("--debug", help="Tracebacks and per-source request details.")]
+Verbose = Annotated[
+    bool, typer.Option("--verbose", "-v", help="The long terminal report: full tables of verdicts and timeline.")
+]
 LabelKey = Annotated[
     list[str] | None, typer.Option("--label-key", help="Experiment label key to try (repeatable; replaces defaults).")
 ]

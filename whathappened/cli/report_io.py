@@ -14,7 +14,7 @@ from whathappened.model import Report
 from whathappened.scope import Collector
 
 
-def render(report: Report, output: Output, color: bool, debug: bool = False) -> str:
+def render(report: Report, output: Output, color: bool, debug: bool = False, verbose: bool = False) -> str:
     if output is Output.json:
         from whathappened.render.jsonout import render_json
 
@@ -32,19 +32,21 @@ def render(report: Report, output: Output, color: bool, debug: bool = False) -> 
     from whathappened.render.terminal import render_terminal
 
     buffer = io.StringIO()
-    render_terminal(report, buffer, width=None if color else 160, color=color)
+    render_terminal(report, buffer, color=color, verbose=verbose)
     return buffer.getvalue()
 
 
-def emit(report: Report, output: Output | None, out: Path | None, debug: bool = False) -> None:
+def emit(
+    report: Report, output: Output | None, out: Path | None, debug: bool = False, verbose: bool = False
+) -> None:
     to_terminal = out is None and sys.stdout.isatty()
     chosen = output or Output.rich
     if chosen is Output.rich and to_terminal:
         from whathappened.render.terminal import render_terminal
 
-        render_terminal(report)
+        render_terminal(report, verbose=verbose)
         return
-    text = render(report, chosen, color=False, debug=debug)
+    text = render(report, chosen, color=False, debug=debug, verbose=verbose)
     if out is None:
         sys.stdout.write(text)
         return

@@ -81,9 +81,12 @@ def shown_events(report: Report) -> list[tuple[int, TimelineEvent]]:
 
 
 def origin(report: Report) -> datetime:
-    """Relative times count from the root failure when there is one, else from the window's start."""
+    """Relative times count from the root failure when there is one, else from when a hang froze the job, else
+    from the window's start."""
     if report.root_cause is not None and report.root_cause.ended is not None:
         return report.root_cause.ended
+    if report.hang is not None and report.hang.froze_at is not None:
+        return report.hang.froze_at
     if report.chain:
         return report.timeline[report.chain[-1]].at
     return report.window.start

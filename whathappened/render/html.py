@@ -24,6 +24,8 @@ from typing import Any
 
 from whathappened.model import Report, SourceReport, SourceStatus, TimelineEvent, Verdict
 from whathappened.render.common import origin, role, shown_events, title_of, where
+from whathappened.render.html_answer import EXTRA_LABELS, answer, undecided_section
+from whathappened.render.html_answer import listed as answer_list
 from whathappened.render.html_kinds import CATEGORIES, category_of
 from whathappened.render.html_lanes import Lanes, build_lanes, focus_lanes, focus_range
 from whathappened.render.html_svg import attr, marker_icon, render_svg, role_class
@@ -113,14 +115,11 @@ def _header(report: Report) -> str:
 
 def _root(report: Report, shown: set[int]) -> str:
     root = report.root_cause
+    if root is None and report.verdicts:
+        return undecided_section(answer(report))
     if root is None:
-        text = (
-            "No failure found: nothing in the window explains a failure."
-            if not report.verdicts
-            else "The evidence does not decide where the failure began; see the verdicts below."
-        )
-        tone = "undecided" if report.verdicts else "none"
-        return f'<section class="root tone-{tone}" id="root-cause"><h2>Root cause</h2><p>{attr(text)}</p></section>'
+        text = "No failure found: nothing in the window explains a failure."
+        return f'<section class="root tone-none" id="root-cause"><h2>Root cause</h2><p>{attr(text)}</p></section>'
     facts = [
         ("Pod", root.pod),
         ("Node", root.node or "unknown"),
@@ -140,6 +139,7 @@ def _root(report: Report, shown: set[int]) -> str:
         f'<section class="root tone-{attr(root.category)}" id="root-cause" data-cause="{attr(root.cause)}">'
         f'<h2>Root cause: {attr(title_of(root.cause))} <code class="code">{attr(root.cause)}</code></h2>'
         f'<p class="summary">{attr(root.summary)}</p><dl class="facts">{listed}</dl>'
+        + answer_list(answer(report), EXTRA_LABELS)
         + (f'<p class="next"><b>Next step:</b> {attr(next_step)}</p>' if next_step else "")
         + _chain(report, shown)
         + "</section>"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from whathappened.model import Report
+from whathappened.render.answer import answer
 from whathappened.render.common import chain_steps, origin, role, shown_events, title_of, where
 from whathappened.timeutils import isoformat, relative
 
@@ -20,15 +21,14 @@ def render_markdown(report: Report) -> str:
     )
     lines.append("")
     root = report.root_cause
-    if root is None:
-        lines += [
-            "## Root cause",
-            "",
-            "No failure found: nothing in the window explains a failure."
-            if not report.verdicts
-            else "The evidence does not decide which pod failed first.",
-            "",
-        ]
+    said = answer(report)
+    if root is None and report.verdicts:
+        lines += [f"## Root cause: {said.title}", "", f"**{_cell(said.sentence)}**", ""]
+        lines += [f"- {line.label.capitalize()}: {_cell(line.text)}" for line in said.lines if line.label != "next"]
+        lines += [f"- Then: {_cell(step)}" for step in said.next_steps]
+        lines.append("")
+    elif root is None:
+        lines += ["## Root cause", "", "No failure found: nothing in the window explains a failure.", ""]
     else:
         lines += [f"## Root cause: {title_of(root.cause)}", "", f"**{_cell(root.summary)}**", ""]
         lines.append(
@@ -36,11 +36,11 @@ def render_markdown(report: Report) -> str:
             f"{f', GPU {root.gpu}' if root.gpu is not None else ''}"
         )
         lines.append(f"- Retryable: {'yes' if root.retryable else 'no'}; confidence {root.confidence:.0%}")
-        if report.lost_work is not None:
-            lines.append(
-                f"- Lost work: about {report.lost_work.gpu_hours:.1f} GPU-hours since the last "
-                f"{report.lost_work.basis} at {isoformat(report.lost_work.since)}"
-            )
+        lines += [
+            f"- {line.label.capitalize()}: {_cell(line.text)}"
+            for line in said.lines
+            if line.label in ("where", "lost work", "checkpoint", "trained", "memory", "traceback")
+        ]
         if report.chain:
             lines += ["", "Chain:", ""]
             for step, (_, event) in enumerate(chain_steps(report), start=1):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import TextIO
 
 from rich.console import Console, Group
@@ -20,6 +21,7 @@ from whathappened.render.common import (
     verdict_rows,
     where,
 )
+from whathappened.render.terminal_compact import compact_lines
 from whathappened.timeutils import isoformat, relative
 
 SEVERITY_STYLE = {
@@ -34,7 +36,17 @@ STATUS_STYLE = {
 }
 
 
-def render_terminal(report: Report, out: TextIO | None = None, width: int | None = None, color: bool = True) -> None:
+def render_terminal(
+    report: Report, out: TextIO | None = None, width: int | None = None, color: bool = True, verbose: bool = False
+) -> None:
+    """The compact report, or with ``verbose`` the long tables. Width: as given, else the terminal's or COLUMNS
+    (also when the output is piped), else 100."""
+    width = width or terminal_width()
+    if not verbose:
+        console = Console(file=out, width=width, no_color=not color, highlight=False, soft_wrap=True)
+        for line in compact_lines(report, width):
+            console.print(Text(line.text, style=line.style if color else ""))
+        return
     console = Console(file=out, width=width, no_color=not color, highlight=False, soft_wrap=False)
     console.print(_header(report))
     console.print(_root_panel(report))
@@ -42,6 +54,10 @@ def render_terminal(report: Report, out: TextIO | None = None, width: int | None
         console.print(_verdicts(report.verdicts))
     console.print(_timeline(report))
     console.print(_sources(report))
+
+
+def terminal_width() -> int:
+    return shutil.get_terminal_size((100, 25)).columns
 
 
 def _header(report: Report) -> Text:
