@@ -73,7 +73,10 @@ def test_nccl_timeouts_everywhere_decide_nothing():
             exited(f"w-{i}", f"n{i}", at(95, 10 + i), 134),
         ]
     result = run(pods, events)
-    assert result.root_cause is None and result.chain == () and result.lost_work is None
+    assert result.root_cause is None and result.chain == ()
+    # the job froze when the collective began, the watchdog's 30 minutes before the first report
+    assert result.hang is not None and result.hang.froze_at == at(65)
+    assert result.lost_work is not None and result.lost_work.until == at(65)
     assert all(v.root is None and v.caused_by is None and v.cause == "nccl-timeout" for v in result.verdicts)
     assert "NCCL timeout" in result.next_step
 
@@ -161,7 +164,10 @@ def test_lost_work_from_the_last_checkpoint():
     lost = run(pods, events).lost_work
     assert lost is not None and lost.basis == "checkpoint"
     assert lost.since == at(50) and lost.until == at(80)
-    assert lost.gpu_hours == 16 * 0.5
+    # 16 GPUs roll back 30 minutes, and w-0's 8 sat hung until its watchdog fired and it exited 30m05s later
+    hung = round(8 * (30 + 5 / 60) / 60, 2)
+    assert lost.collateral_gpu_hours == hung and lost.gpu_hours == round(16 * 0.5 + hung, 2)
+    assert lost.checkpoint_step == 2000
 
 
 def test_lost_work_from_the_job_start_without_checkpoints():

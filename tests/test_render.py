@@ -135,7 +135,7 @@ def test_markdown_carries_the_answer_and_escapes_pipes():
 
 def test_terminal_report_has_panel_timeline_and_sources():
     buffer = io.StringIO()
-    render_terminal(_report(), buffer, width=160, color=False)
+    render_terminal(_report(), buffer, width=160, color=False, verbose=True)
     text = buffer.getvalue()
     assert "Root cause: GPU fell off the bus" in text
     assert "node-a" in text and "GPU 5" in text
@@ -183,7 +183,7 @@ def test_terminal_folds_a_big_experiment_and_json_keeps_every_record_on_its_own_
     chain = (0, 1, *range(len(base.timeline), len(timeline)))
     report = replace(base, timeline=timeline, verdicts=(*many, root), chain=chain)
     buffer = io.StringIO()
-    render_terminal(report, buffer, width=200, color=False)
+    render_terminal(report, buffer, width=200, color=False, verbose=True)
     text = buffer.getvalue()
     assert "GPU 5 on node-a fell off the bus." in text  # the root comes first though it was listed last
     assert "61 more verdicts (61 nccl-timeout, collateral of w-1)" in text
@@ -192,7 +192,7 @@ def test_terminal_folds_a_big_experiment_and_json_keeps_every_record_on_its_own_
     records = [json.loads(line.strip().rstrip(",")) for line in text.splitlines() if line.startswith("    {")]
     assert len(records) == 2 + 2 + len(timeline) + len(report.verdicts)  # sources, pods, events, verdicts
     assert sum(1 for r in records if "time" in r) == len(timeline)
-    assert len(text.splitlines()) == 1 + 12 + len(records) + 4 + 1  # keys, records, four closing brackets
+    assert len(text.splitlines()) == 1 + 14 + len(records) + 4 + 1  # keys, records, four closing brackets
 
 
 def test_json_writes_values_the_fast_encoder_refuses_as_text():

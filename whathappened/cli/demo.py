@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from whathappened.cli.options import Output
+from whathappened.cli.options import Output, Verbose
 from whathappened.cli.report_io import emit
 from whathappened.errors import UsageError
 
@@ -33,9 +33,7 @@ def demo(
     output: Annotated[Output | None, typer.Option("--output", "-o", help="rich | json | markdown | html")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the report to this file.")] = None,
     list_them: Annotated[bool, typer.Option("--list", help="List the bundled incidents.")] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="The long terminal report: full tables of verdicts and timeline.")
-    ] = False,
+    verbose: Verbose = False,
 ) -> None:
     import yaml
 

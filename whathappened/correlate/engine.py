@@ -43,7 +43,8 @@ def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule
     if root is None:
         hang = analyze(timeline) if any(v.cause == "nccl-timeout" for v in verdicts.values()) else None
         # a hang's work stopped when the job froze, not when the watchdog said so
-        onset = (hang.froze_at if hang is not None else None) or min((j.finding.onset for j in judged), default=None)
+        faults = [j.finding.onset for j in judged if _a_fault(j)]
+        onset = (hang.froze_at if hang is not None else None) or min(faults, default=None)
         return Correlation(
             tuple(verdicts.values()),
             None,
@@ -53,14 +54,19 @@ def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule
             hang,
         )
     root_verdict = verdicts[root.fate.name]
-    failed = root.finding.cause not in NO_FAULT and cause(root.finding.cause).category != "scheduling"
+    failed = _a_fault(root)
     return Correlation(
         verdicts=tuple(verdicts.values()),
         root_cause=root_verdict,
         chain=_chain(root, judged, timeline),
         next_step=root_verdict.next_step,
-        lost_work=lost_work(scope, timeline, found, root.finding.onset) if failed else None,
+        lost_work=lost_work(scope, timeline, found, root.finding.onset, root.fate.name) if failed else None,
     )
+
+
+def _a_fault(j: Judged) -> bool:
+    """A death that cost work: not a completion or deletion, not a pod that never ran."""
+    return j.finding.cause not in NO_FAULT and cause(j.finding.cause).category != "scheduling"
 
 
 def _verdict(j: Judged, timeline: Sequence[TimelineEvent], nodes: Mapping[str, NodeInfo]) -> Verdict:

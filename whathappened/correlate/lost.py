@@ -17,8 +17,9 @@ from whathappened.scope import Scope
 
 
 def lost_work(
-    scope: Scope, timeline: Sequence[TimelineEvent], fates: Sequence[Fate], failure: datetime
+    scope: Scope, timeline: Sequence[TimelineEvent], fates: Sequence[Fate], failure: datetime, root: str | None = None
 ) -> LostWork | None:
+    """``root``: the pod the failure began in; its own last seconds are the failure, not time spent hung."""
     ran = [f for f in fates if f.started is not None and f.started <= failure]
     running = {f.name for f in ran}
     ended = {f.name for f in fates}
@@ -42,7 +43,7 @@ def lost_work(
     hours = (failure - since).total_seconds() / 3600 * gpus
     gpus_of = {p.name: p.gpus_requested for p in scope.pods}
     hung = sum(
-        (f.ended - failure).total_seconds() / 3600 * gpus_of.get(f.name, 0) for f in ran if f.ended > failure
+        (f.ended - failure).total_seconds() / 3600 * gpus_of.get(f.name, 0) for f in ran if f.ended > failure and f.name != root
     )
     return LostWork(
         gpu_hours=round(hours + hung, 2),
