@@ -58,7 +58,8 @@ def world_size_in(text: str) -> int | None:
 
 _FRAME = re.compile(
     r'^[ \t]*(?:\[rank\d+\]:[ \t]*)?File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>[^\n]+))?[ \t]*\n'
-    r"(?:[ \t]*(?:\[rank\d+\]:)?[ \t]*(?P<code>(?!File \")[^\n]*\S)[ \t]*(?:\n|$))?",
+    # the source line is indented under its File line; the exception's final line is not
+    r"(?:(?:\[rank\d+\]:)?[ \t]{2,}(?P<code>(?!File \")[^\n]*\S)[ \t]*(?:\n|$))?",
     re.MULTILINE,
 )
 
@@ -88,12 +89,12 @@ def frames_in(text: str, keep: int = MAX_FRAMES) -> tuple[Frame, ...]:
 
 # --- CUDA OOM ---------------------------------------------------------------------------------------------------
 
-_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "KB": 10**3, "MB": 10**6, "GB": 10**9}
-_SIZE = r"([\d.]+) ?([KMGT]i?B|B)"
+_UNITS = {"bytes": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+_SIZE = r"([\d.]+) ?(bytes|[KMGT]i?B|B)\b"  # PyTorch writes "0 bytes" for nothing
 _OOM_FIELDS = {
     "tried": (re.compile(r"Tried to allocate " + _SIZE),),
     "total": (
-        re.compile(r"total capacity of " + _SIZE),  # 2.x
+        re.compile(r"total capaci?ty of " + _SIZE),  # 2.x (2.1 printed "capacty")
         re.compile(_SIZE + r" total capacity"),  # 1.x
     ),
     "free": (
