@@ -4,13 +4,12 @@ memory figures, PCI addresses and GPU identity, checkpoints, training time, and 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
 import pytest
+from whathappened.collectors._log_parse import match_line
 
 from tests.correlate_builders import NS, START, at, ev, exited, ran, run, verdict
-from whathappened.collectors._log_parse import match_line
 from whathappened.correlate.facts_run import describe_gpu, global_rank, last_checkpoint
 from whathappened.correlate.facts_text import frames_in, global_rank_in, oom_figures, pci_key, pci_text, world_size_in
 from whathappened.kinds import Kind, severity_of
@@ -39,7 +38,14 @@ def logged(text: str, when: Any, pod: str | None = None, node: str | None = None
 def line(text: str, when: Any, pod: str, node: str) -> TimelineEvent:
     """An ordinary line kept as context (the last lines of a container that ended)."""
     return TimelineEvent(
-        when, "logs", str(Kind.LOG_LINE), severity_of(Kind.LOG_LINE), text, Subject(NS, pod, None, node), {}, {"line": text}
+        when,
+        "logs",
+        str(Kind.LOG_LINE),
+        severity_of(Kind.LOG_LINE),
+        text,
+        Subject(NS, pod, None, node),
+        {},
+        {"line": text},
     )
 
 
@@ -81,7 +87,9 @@ def _pod(labels: dict[str, str], gpus: int = 8) -> PodInfo:
         ({}, 3, None),
     ],
 )
-def test_global_rank_from_labels_and_the_local_rank(labels: dict[str, str], local: int | None, rank: int | None) -> None:
+def test_global_rank_from_labels_and_the_local_rank(
+    labels: dict[str, str], local: int | None, rank: int | None
+) -> None:
     said = [] if local is None else [line(f"torchrun: local rank {local} failed with exit code 1", at(5), "p", "n")]
     assert global_rank(_pod(labels), said) == rank
 
@@ -200,7 +208,9 @@ def test_pci_spellings_are_one_address(spelling: str) -> None:
 
 
 def test_pci_of_nvidia_smi_and_nonsense() -> None:
-    assert pci_key("00000000:9B:00.0") == pci_key("0000:9b:00") and pci_key("GPU-1234") is None and pci_key(None) is None
+    assert (
+        pci_key("00000000:9B:00.0") == pci_key("0000:9b:00") and pci_key("GPU-1234") is None and pci_key(None) is None
+    )
 
 
 def test_gpu_index_pci_and_uuid_joined_across_kernel_and_dcgm() -> None:
@@ -209,7 +219,12 @@ def test_gpu_index_pci_and_uuid_joined_across_kernel_and_dcgm() -> None:
     peer, peer_starts = ran("w-0", "n0")
     events = [*starts, *peer_starts]
     # the kernel names the GPU by its PCI address; the NVRM probe line (collected beside it) gave its UUID
-    xid = logged("NVRM: Xid (PCI:0004:00:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.", at(40), None, "n1")
+    xid = logged(
+        "NVRM: Xid (PCI:0004:00:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        at(40),
+        None,
+        "n1",
+    )
     events.append(replace(xid, attrs={**xid.attrs, "uuid": uuid}))
     # dcgm-exporter names it by index and UUID
     events.append(ev(Kind.GPU_MISSING, at(39, 50), "w-1", "n1", gpu="3", source="prometheus", uuid=uuid))
@@ -240,7 +255,9 @@ def test_gpu_index_pci_and_uuid_joined_across_kernel_and_dcgm() -> None:
     ],
 )
 def test_last_checkpoint_of_common_trainers(text: str, step: int) -> None:
-    older = logged("  successfully saved checkpoint from iteration    10 to /checkpoints/x [ t 1/8, p 1/4 ]", at(10), "p", "n")
+    older = logged(
+        "  successfully saved checkpoint from iteration    10 to /checkpoints/x [ t 1/8, p 1/4 ]", at(10), "p", "n"
+    )
     saved = logged(text, at(30), "p", "n")
     after = logged(text, at(50), "p", "n")  # after the failure: not the one to restart from
     found = last_checkpoint([older, saved, after], at(40))
@@ -252,7 +269,12 @@ def test_verdict_facts_of_an_application_error() -> None:
     base, starts = ran("w-0", "n0")
     events = [
         *starts,
-        logged("[INFO|trainer.py:3305] 2024-05-02 10:01:02,123 >> Saving model checkpoint to /output/checkpoint-500", at(30), "w-0", "n0"),
+        logged(
+            "[INFO|trainer.py:3305] 2024-05-02 10:01:02,123 >> Saving model checkpoint to /output/checkpoint-500",
+            at(30),
+            "w-0",
+            "n0",
+        ),
         logged(TRACEBACK, at(47), "w-0", "n0"),
         exited("w-0", "n0", at(47, 5), 1),
     ]

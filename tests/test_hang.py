@@ -31,7 +31,9 @@ def watchdog(rank: int, seq: int = 99120, op: str = "ALLTOALL_BASE") -> str:
     )
 
 
-def hung_job(ranks: Sequence[int], world: int, seqs: dict[int, int] | None = None) -> tuple[list[PodInfo], list[TimelineEvent]]:
+def hung_job(
+    ranks: Sequence[int], world: int, seqs: dict[int, int] | None = None
+) -> tuple[list[PodInfo], list[TimelineEvent]]:
     """One rank per pod (``world`` pods); the ranks in ``ranks`` report the timeout and die, the others do not."""
     pods: list[PodInfo] = []
     events: list[TimelineEvent] = []
@@ -40,10 +42,14 @@ def hung_job(ranks: Sequence[int], world: int, seqs: dict[int, int] | None = Non
         pod, starts = ran(name, node, gpus=8)
         pods.append(pod)
         events += starts
-        events.append(line(f"[rank{rank}]: Initializing process group: backend=nccl world_size={world}", at(3), name, node))
+        events.append(
+            line(f"[rank{rank}]: Initializing process group: backend=nccl world_size={world}", at(3), name, node)
+        )
         if rank == 0:  # rank 0 logs progress; its last line before the freeze is where training got
             for minute, step in ((50, 12250), (60, 12275), (63, 12300)):
-                events.append(line(f"step={step} loss=2.18 lr=3.0e-04 tokens_per_sec=406265 mfu=0.41", at(minute), name, node))
+                events.append(
+                    line(f"step={step} loss=2.18 lr=3.0e-04 tokens_per_sec=406265 mfu=0.41", at(minute), name, node)
+                )
         if rank in ranks:
             seq = (seqs or {}).get(rank, 99120)
             events.append(logged(watchdog(rank, seq), REPORTED + timedelta(seconds=2 * rank), name, node))
@@ -105,14 +111,19 @@ def test_a_rank_waiting_on_an_earlier_collective_is_behind() -> None:
 
 def test_silence_of_most_of_the_world_names_no_one() -> None:
     # rank 0 of each 8-GPU node logs alone (ranks 0, 8, 16, 24 of 32): the 28 others' silence says nothing
-    pods, events = hung_job(ranks=range(4), world=4)
-    events = [e if "world_size" not in e.summary else line(e.summary.replace("world_size=4", "world_size=32"), e.at, e.subject.pod or "", e.subject.node or "") for e in events]
+    _pods, events = hung_job(ranks=range(4), world=4)
+    events = [
+        e
+        if "world_size" not in e.summary
+        else line(e.summary.replace("world_size=4", "world_size=32"), e.at, e.subject.pod or "", e.subject.node or "")
+        for e in events
+    ]
     hang = analyze(timeline_of(events))
     assert hang is not None and hang.world_size == 32 and hang.silent == ()
 
 
 def test_no_hang_without_watchdog_timeouts() -> None:
-    pods, events = hung_job(ranks=(), world=2)
+    _pods, events = hung_job(ranks=(), world=2)
     assert analyze(timeline_of(events)) is None
 
 

@@ -92,7 +92,10 @@ def test_many_collateral_deaths_fold_into_a_count() -> None:
         pod, starts = ran(f"job-worker-{i}", f"n{i}")
         pods.append(pod)
         events += starts
-    events += [ev(Kind.GPU_XID, at(40), node="n0", gpu="2", xid=79, source="logs"), exited("job-worker-0", "n0", at(40, 10), 1)]
+    events += [
+        ev(Kind.GPU_XID, at(40), node="n0", gpu="2", xid=79, source="logs"),
+        exited("job-worker-0", "n0", at(40, 10), 1),
+    ]
     for i in range(1, 12):
         events += [
             ev(Kind.NCCL_TIMEOUT, at(50, i), f"job-worker-{i}", f"n{i}", source="logs", timeout_ms=600000),

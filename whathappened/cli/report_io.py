@@ -36,9 +36,7 @@ def render(report: Report, output: Output, color: bool, debug: bool = False, ver
     return buffer.getvalue()
 
 
-def emit(
-    report: Report, output: Output | None, out: Path | None, debug: bool = False, verbose: bool = False
-) -> None:
+def emit(report: Report, output: Output | None, out: Path | None, debug: bool = False, verbose: bool = False) -> None:
     to_terminal = out is None and sys.stdout.isatty()
     chosen = output or Output.rich
     if chosen is Output.rich and to_terminal:

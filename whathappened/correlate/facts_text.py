@@ -89,7 +89,17 @@ def frames_in(text: str, keep: int = MAX_FRAMES) -> tuple[Frame, ...]:
 
 # --- CUDA OOM ---------------------------------------------------------------------------------------------------
 
-_UNITS = {"bytes": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+_UNITS = {
+    "bytes": 1,
+    "B": 1,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+}
 _SIZE = r"([\d.]+) ?(bytes|[KMGT]i?B|B)\b"  # PyTorch writes "0 bytes" for nothing
 _OOM_FIELDS = {
     "tried": (re.compile(r"Tried to allocate " + _SIZE),),

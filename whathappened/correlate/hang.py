@@ -121,9 +121,9 @@ def _timeout_s(timeouts: Sequence[TimelineEvent]) -> float | None:
 def _last_progress(timeline: Sequence[TimelineEvent], until: datetime) -> tuple[datetime | None, str | None]:
     best: TimelineEvent | None = None
     for event in timeline:
-        if event.at <= until and event.source != "prometheus" and _PROGRESS.search(text_of(event)):
-            if best is None or event.at >= best.at:
-                best = event
+        later = best is None or event.at >= best.at
+        if later and event.at <= until and event.source != "prometheus" and _PROGRESS.search(text_of(event)):
+            best = event
     if best is None:
         return None, None
     return best.at, " ".join(text_of(best).split())[:120]

@@ -43,7 +43,9 @@ def lost_work(
     hours = (failure - since).total_seconds() / 3600 * gpus
     gpus_of = {p.name: p.gpus_requested for p in scope.pods}
     hung = sum(
-        (f.ended - failure).total_seconds() / 3600 * gpus_of.get(f.name, 0) for f in ran if f.ended > failure and f.name != root
+        (f.ended - failure).total_seconds() / 3600 * gpus_of.get(f.name, 0)
+        for f in ran
+        if f.ended > failure and f.name != root
     )
     return LostWork(
         gpu_hours=round(hours + hung, 2),

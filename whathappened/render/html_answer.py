@@ -22,7 +22,7 @@ def listed(said: Answer, labels: tuple[str, ...] | None = None) -> str:
 def undecided_section(report_answer: Answer) -> str:
     return (
         f'<section class="root tone-{attr(report_answer.tone)}" id="root-cause"><h2>Root cause: '
-        f"{attr(report_answer.title)}</h2><p class=\"summary\">{attr(report_answer.sentence)}</p>"
+        f'{attr(report_answer.title)}</h2><p class="summary">{attr(report_answer.sentence)}</p>'
         f"{listed(report_answer)}</section>"
     )
 
