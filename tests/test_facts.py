@@ -294,3 +294,19 @@ def test_verdict_facts_of_a_cuda_oom() -> None:
     said = verdict(run([base], events), "w-0").facts
     assert said["oom"]["fragmented"] is True and "expandable_segments" in said["oom"]["advice"]
     assert "asked 764.00 MiB" in said["oom"]["text"] and "reserved unused 3.24 GiB" in said["oom"]["text"]
+
+
+def test_a_long_scheduler_message_is_cut_between_words_with_an_ellipsis() -> None:
+    from tests.correlate_builders import pod as pending_pod
+
+    message = (
+        "0/64 nodes are available: 8 node(s) had untolerated taint {nvidia.com/gpu: NoSchedule}, 56 Insufficient "
+        "nvidia.com/gpu. preemption: 0/64 nodes are available: 56 No preemption victims found for incoming pod, "
+        "8 Preemption is not helpful for scheduling."
+    )
+    waiting = pending_pod("w-0", None, phase="Pending", started=None)
+    events = [ev(Kind.FAILED_SCHEDULING, at(m), "w-0", None, reason="FailedScheduling", message=message) for m in (5, 60)]
+    summary = verdict(run([waiting], events), "w-0").summary
+    assert "…" in summary, summary
+    kept = summary.split("…")[0].split()[-1]  # a whole word of the message (a plain cut left "0/64 no…")
+    assert kept in message.split(), summary

@@ -98,5 +98,10 @@ def _status(fate: Fate) -> str:
 
 
 def _short(text: str) -> str:
+    """Cut at a word boundary, never mid-word, and say so with an ellipsis."""
     text = " ".join(text.split())
-    return text if len(text) <= SHORT else text[: SHORT - 1].rstrip() + "…"
+    if len(text) <= SHORT:
+        return text
+    cut = text[: SHORT - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > SHORT // 2 else cut).rstrip(" ,;:") + "…"

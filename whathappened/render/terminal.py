@@ -21,7 +21,7 @@ from whathappened.render.common import (
     verdict_rows,
     where,
 )
-from whathappened.render.terminal_compact import compact_lines
+from whathappened.render.terminal_compact import clip, compact_lines
 from whathappened.timeutils import isoformat, relative
 
 SEVERITY_STYLE = {
@@ -101,7 +101,7 @@ def _root_panel(report: Report) -> Panel:
                 f"{step}.",
                 isoformat(event.at)[11:19],
                 Text(where(event), style="cyan"),
-                Text(event.summary[:160], style=SEVERITY_STYLE[event.severity]),
+                Text(clip(event.summary, 160), style=SEVERITY_STYLE[event.severity]),
             )
         if left_out:
             chain.add_row("", "", "", Text(f"... {left_out} more steps (--output html shows them all)", style="dim"))
@@ -146,7 +146,7 @@ def _timeline(report: Report) -> Table:
                 where(event),
                 event.source,
                 event.kind,
-                Text(event.summary[:240], style=style),
+                Text(clip(event.summary, 240), style=style),
             )
     return table
 
