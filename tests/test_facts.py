@@ -305,7 +305,9 @@ def test_a_long_scheduler_message_is_cut_between_words_with_an_ellipsis() -> Non
         "8 Preemption is not helpful for scheduling."
     )
     waiting = pending_pod("w-0", None, phase="Pending", started=None)
-    events = [ev(Kind.FAILED_SCHEDULING, at(m), "w-0", None, reason="FailedScheduling", message=message) for m in (5, 60)]
+    events = [
+        ev(Kind.FAILED_SCHEDULING, at(m), "w-0", None, reason="FailedScheduling", message=message) for m in (5, 60)
+    ]
     summary = verdict(run([waiting], events), "w-0").summary
     assert "…" in summary, summary
     kept = summary.split("…")[0].split()[-1]  # a whole word of the message (a plain cut left "0/64 no…")
