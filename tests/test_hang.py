@@ -138,6 +138,7 @@ def test_every_form_says_retryable_next_step_and_the_hang() -> None:
         assert "step=12300" in text and "TORCH_NCCL_DUMP_ON_TIMEOUT" in text
         assert "no fault found behind the NCCL timeout" in text  # the next step
     assert "retryable   yes" in terminal and "- Retryable: yes" in render_markdown(report)
+    assert "trained     1h 03m before the failure" in terminal  # from the pods' start (06:02) to the freeze
     assert "<dt>Retryable</dt><dd>yes" in render_html(report)
     document = json.loads(render_json(report))
     assert document["retryable"] is True and document["next_step"]

@@ -69,10 +69,19 @@ def answer(report: Report) -> Answer:
     if report.next_step:
         lines.append(Line("next", report.next_step))
     steps = report.hang.next_steps if report.hang is not None else ()
-    facts = root.facts if root is not None else {}
+    facts = root.facts if root is not None else _undecided_facts(report)
     for label, text in _fact_lines(report, facts):
         lines.append(Line(label, text))
     return Answer(title, said, tuple(lines), tone, tuple(steps))
+
+
+def _undecided_facts(report: Report) -> dict[str, Any]:
+    """With no root, how long the job trained counts to when a hang froze it, from its first pod's start."""
+    starts = [p.started for p in report.pods if p.started is not None]
+    froze = report.hang.froze_at if report.hang is not None else None
+    if not starts or froze is None or froze <= min(starts):
+        return {}
+    return {"trained_s": round((froze - min(starts)).total_seconds())}
 
 
 def _where(root: Verdict) -> str:
