@@ -132,6 +132,15 @@ def _preflight_panels() -> list[Panel | Row]:
         ),
         Panel(
             "stat",
+            "Nodes with preflight unknown",
+            (Query(f"count({q.metric('whathappened_preflight_unknown')} == 1) or vector(0)"),),
+            description="No fresh answer from the cloud metadata service (or none, as on premises): neither ok nor due.",
+            options=stat_options(),
+            thresholds=((None, "green"), (1, "orange")),
+            width=6,
+        ),
+        Panel(
+            "stat",
             "Exporters with GPU health",
             (Query(f"sum({q.metric('whathappened_gpu_health_enabled')})"),),
             options=stat_options(),

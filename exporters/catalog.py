@@ -38,7 +38,15 @@ PREFLIGHT_OK = MetricSpec(
     "whathappened_preflight_ok",
     "gauge",
     ("node",),
-    "1 when no maintenance is due within the preflight window (default 60 minutes).",
+    "1 when no maintenance is due within the preflight window (default 60 minutes), 0 when one is; absent "
+    "while the answer is unknown (see whathappened_preflight_unknown).",
+)
+PREFLIGHT_UNKNOWN = MetricSpec(
+    "whathappened_preflight_unknown",
+    "gauge",
+    ("node",),
+    "1 while the preflight answer is unknown (the metadata service cannot be read, has not answered lately, or "
+    "there is none, as on premises), 0 when it is known.",
 )
 POLL_ERRORS = MetricSpec(
     "whathappened_poll_errors_total",
@@ -96,6 +104,7 @@ EXPORTER_METRICS: tuple[MetricSpec, ...] = (
     MAINTENANCE_SCHEDULED,
     MAINTENANCE_NOT_BEFORE,
     PREFLIGHT_OK,
+    PREFLIGHT_UNKNOWN,
     POLL_ERRORS,
     LAST_POLL_SUCCESS,
     GPU_HEALTH_ENABLED,

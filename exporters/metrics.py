@@ -2,8 +2,10 @@
 
 Pollers write a new frozen ``PollState`` after every poll; a scrape reads the latest one, so a scrape never waits
 on the metadata service. ``whathappened_preflight_ok`` is computed at scrape time against the clock, so a notice
-that moves into the window turns it to 0 without waiting for the next poll; it is also 0 while the metadata
-service has not answered within ``stale_after`` (no answer is not the same as "nothing due").
+that moves into the window turns it to 0 without waiting for the next poll. While the metadata service has not
+answered within ``stale_after`` (or there is none) the answer is unknown: ``whathappened_preflight_ok`` is absent
+and ``whathappened_preflight_unknown`` is 1, so an alert on ``preflight_ok == 0`` means "maintenance due" only, and
+never fires on every on-premises node.
 """
 
 from __future__ import annotations
@@ -75,9 +77,10 @@ class MaintenanceCollector(Collector):
         self._window = window
         self._stale_after = stale_after
 
-    def preflight_ok(self, snapshot: PollState, now: datetime) -> bool:
+    def preflight_ok(self, snapshot: PollState, now: datetime) -> bool | None:
+        """The preflight answer, None when it is unknown (no fresh answer from the metadata service)."""
         fresh = snapshot.last_success is not None and now - snapshot.last_success <= self._stale_after
-        return fresh and evaluate(snapshot.notices, now, self._window).ok
+        return evaluate(snapshot.notices, now, self._window).ok if fresh else None
 
     def collect(self) -> Iterable[Metric]:
         snapshot = self._state.snapshot()
@@ -89,11 +92,15 @@ class MaintenanceCollector(Collector):
             scheduled.add_metric(labels, 1.0)
             if notice.not_before is not None:
                 not_before.add_metric(labels, notice.not_before.timestamp())
+        answer = self.preflight_ok(snapshot, now)
         preflight = family(catalog.PREFLIGHT_OK)
-        preflight.add_metric([self._node], 1.0 if self.preflight_ok(snapshot, now) else 0.0)
+        if answer is not None:
+            preflight.add_metric([self._node], 1.0 if answer else 0.0)
+        unknown = family(catalog.PREFLIGHT_UNKNOWN)
+        unknown.add_metric([self._node], 1.0 if answer is None else 0.0)
         errors = family(catalog.POLL_ERRORS)
         errors.add_metric([snapshot.provider], float(snapshot.errors))
-        yield from (scheduled, not_before, preflight, errors)
+        yield from (scheduled, not_before, preflight, unknown, errors)
         if snapshot.last_success is not None:
             success = family(catalog.LAST_POLL_SUCCESS)
             success.add_metric([snapshot.provider], snapshot.last_success.timestamp())

@@ -211,7 +211,9 @@ def test_exporter_survives_a_dead_metadata_service(dead_url: str) -> None:
     assert state.provider == "unknown" and state.errors == 1 and "unreachable" in (state.last_error or "")
     text = generate_latest(registry).decode()
     assert 'whathappened_poll_errors_total{provider="unknown"} 1.0' in text
-    assert 'whathappened_preflight_ok{node="n"} 0.0' in text  # no answer is not "nothing due"
+    # no answer is neither "nothing due" nor "maintenance due": the ok gauge is absent, unknown is 1
+    assert 'whathappened_preflight_ok{node="n"}' not in text
+    assert 'whathappened_preflight_unknown{node="n"} 1.0' in text
     exporter.start()
     try:
         health = httpx.get(f"http://127.0.0.1:{exporter.server.port}/healthz")

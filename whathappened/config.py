@@ -190,7 +190,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} cannot be read: {exc.strerror}") from exc
 
 
-def _apply(target: Any, values: Mapping[str, Any], origin: str) -> Any:
+def _apply(target: Any, values: Mapping[str, Any], origin: str, section: str = "") -> Any:
     known = {f.name: f for f in fields(target)}
     aliases = {"deadline": "deadline_s"}
     changes: dict[str, Any] = {}
@@ -200,10 +200,49 @@ def _apply(target: Any, values: Mapping[str, Any], origin: str) -> Any:
             raise ConfigError(f"unknown setting {raw_key!r} in {origin}")
         current = getattr(target, key)
         if isinstance(value, Mapping) and hasattr(current, "__dataclass_fields__"):
-            changes[key] = _apply(current, value, origin)
+            changes[key] = _apply(current, value, origin, key)
+        elif hasattr(current, "__dataclass_fields__"):
+            raise ConfigError(f"[{raw_key}] in {origin} must be a table of settings, not {value!r}")
         else:
+            if _is_text(known[key].type) and not isinstance(value, str | Secret):
+                raise ConfigError(f"{_setting_name(section, raw_key, origin)} must be text, not {value!r}")
             changes[key] = _coerce(key, value, current, origin)
+            if key == "url" and changes[key] is not None:
+                check_url(changes[key], _setting_name(section, raw_key, origin))
     return replace(target, **changes) if changes else target
+
+
+def _is_text(annotation: object) -> bool:
+    """A field whose value is one string (annotations are strings here: ``from __future__ import annotations``)."""
+    return str(annotation).replace(" ", "") in ("str", "str|None", "Secret|None")
+
+
+def _setting_name(section: str, key: str, origin: str) -> str:
+    """How the user wrote the setting: the flag on the command line, the variable, or the file's key."""
+    if origin == "command line" and section in ("prometheus", "elasticsearch") and key == "url":
+        return f"--{section}-url"
+    if origin == "environment":
+        variable = next((v for v, where in ENVIRONMENT.items() if where == (section, key)), None)
+        if variable:
+            return variable
+    return f"setting {'.'.join(p for p in (section, key) if p)!r} in {origin}"
+
+
+def check_url(url: str, name: str) -> None:
+    """A source URL must name a scheme and a host; said before any request, so no server is blamed for it."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{name} {url!r} is not a URL: {exc}") from exc
+    if parts.scheme not in ("http", "https"):
+        hint = f"; did you mean http://{url}?" if "://" not in url else ""
+        raise ConfigError(f"{name} {url!r} needs http:// or https://{hint}")
+    if not parts.hostname:
+        raise ConfigError(f"{name} {url!r} names no host")
+    del port
 
 
 def _coerce(key: str, value: Any, current: Any, origin: str) -> Any:

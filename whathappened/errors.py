@@ -22,11 +22,21 @@ class ConfigError(WhathappenedError):
 class ExperimentNotFound(WhathappenedError):
     exit_code = 4
 
-    def __init__(self, experiment: str, suggestions: tuple[str, ...] = ()) -> None:
+    def __init__(self, experiment: str, suggestions: tuple[str, ...] = (), namespaces: tuple[str, ...] = ()) -> None:
         self.experiment = experiment
         self.suggestions = suggestions
-        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        self.namespaces = namespaces  # where it was found instead: the namespace given was wrong
+        if namespaces:
+            hint = f"; found in namespace {', '.join(namespaces)}; use -n {namespaces[0]}"
+        else:
+            hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
         super().__init__(f"experiment {experiment!r} was not found in any source{hint}")
+
+
+class SourcesFailed(WhathappenedError):
+    """No configured source could be read, so nothing could be said or recorded (exit 3, the sources named)."""
+
+    exit_code = 3
 
 
 class SourceError(WhathappenedError):

@@ -31,6 +31,20 @@ class Severity(StrEnum):
 _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2, Severity.CRITICAL: 3}
 
 
+class Outcome(StrEnum):
+    """Which kind of answer a report is (CONTRACT.md section 2), so that missing evidence never reads as good news."""
+
+    EXPLAINED = "explained"  # a root cause was named
+    UNDECIDED = "undecided"  # pods failed; the evidence does not decide where it began
+    NO_FAILURE = "no-failure"  # the sources answered and nothing failed
+    NO_EVIDENCE = "no-evidence"  # no configured source answered, or none knew anything of the window
+
+
+# Verdicts that are not failures: a report holding only these has nothing to explain.
+_NOT_FAILURES = frozenset({"completed"})
+_UNEXPLAINED = frozenset({"completed", "unknown"})
+
+
 class SourceStatus(StrEnum):
     """The contract's per-source outcome (CONTRACT.md section 2)."""
 
@@ -221,3 +235,16 @@ class Report:
     lost_work: LostWork | None = None
     chain: tuple[int, ...] = ()  # timeline indexes of the root cause's chain, in order
     hang: Hang | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        """Decided once here so every form says the same: no source answered, or no source knew anything of the
+        window (no pod, no event), is no evidence, whatever the correlator made of the silence."""
+        answered = any(s.status is SourceStatus.OK for s in self.sources)
+        if not answered or (not self.timeline and not self.verdicts):
+            return Outcome.NO_EVIDENCE
+        if self.root_cause is not None and self.root_cause.cause not in _UNEXPLAINED:
+            return Outcome.EXPLAINED
+        if any(v.cause not in _NOT_FAILURES for v in self.verdicts):
+            return Outcome.UNDECIDED
+        return Outcome.NO_FAILURE

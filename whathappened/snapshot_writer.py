@@ -13,8 +13,9 @@ import yaml
 
 from whathappened.errors import WhathappenedError
 from whathappened.gather import Gathered
+from whathappened.model import Window
 from whathappened.scope import Collector
-from whathappened.timeutils import isoformat, now
+from whathappened.timeutils import isoformat, now, parse_time
 
 
 def write_snapshot(folder: Path, collectors: Sequence[Collector], gathered: Gathered) -> list[str]:
@@ -43,3 +44,15 @@ def write_snapshot(folder: Path, collectors: Sequence[Collector], gathered: Gath
     }
     (folder / "scenario.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def recorded_window(folder: Path) -> Window | None:
+    """The window a snapshot folder was recorded for (its scenario.yaml), so replaying it needs no flags;
+    None when the folder does not say or says it badly (the caller falls back to the usual default)."""
+    try:
+        spec = yaml.safe_load((folder / "scenario.yaml").read_text(encoding="utf-8"))
+        window = spec["window"]
+        start, end = parse_time(str(window["start"])), parse_time(str(window["end"]))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, TypeError, KeyError, ValueError, WhathappenedError):
+        return None
+    return Window(start, end) if start < end else None

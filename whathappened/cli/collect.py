@@ -13,7 +13,8 @@ import typer
 
 from whathappened.cli import options as o
 from whathappened.cli.report_io import progress
-from whathappened.errors import UsageError, WhathappenedError
+from whathappened.errors import ExperimentNotFound, SourcesFailed, UsageError
+from whathappened.model import SourceStatus
 
 
 def register(app: typer.Typer) -> None:
@@ -67,6 +68,9 @@ def collect(
     window = o.window_of(settings)
     sources = live_sources(settings)
     if not sources.collectors:
+        broken = [f"{r.name}: {r.detail}" for r in sources.not_configured if r.status != SourceStatus.NOT_CONFIGURED]
+        if broken:  # a source was given but cannot be used: say why rather than ask for one
+            raise UsageError("no usable source; " + "; ".join(broken))
         raise UsageError(
             "no live source is configured: give --kubeconfig/--context, --prometheus-url or --elasticsearch-url"
         )
@@ -74,7 +78,10 @@ def collect(
     with progress("collecting"):
         gathered = gather(sources.collectors, query, settings.deadline_s, sources.not_configured)
     if not gathered.found:
-        raise WhathappenedError(f"experiment {experiment!r} was not found; nothing recorded")
+        failed = [f"{s.name} {s.status.value}: {s.detail}" for s in gathered.sources if s.failed]
+        if failed and not any(s.status is SourceStatus.OK for s in gathered.sources):
+            raise SourcesFailed("nothing recorded: no source could be read; " + "; ".join(failed))
+        raise ExperimentNotFound(experiment)
     written = write_snapshot(output_dir, sources.collectors, gathered)
     typer.echo(f"wrote {', '.join(written)} to {output_dir}")
     if any(s.failed for s in gathered.sources):

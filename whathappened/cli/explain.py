@@ -10,7 +10,7 @@ import typer
 from whathappened.cli import options as o
 from whathappened.cli.report_io import debug_requests, emit, progress
 from whathappened.errors import UsageError
-from whathappened.model import SourceStatus
+from whathappened.model import Outcome, SourceStatus
 
 SNAPSHOT_DEADLINE_S = 600.0
 
@@ -70,6 +70,10 @@ def explain(
     )
     settings = chosen.settings()
     window = o.window_of(settings)  # validate the window before touching any source
+    if snapshot is not None and since is None and start is None and end is None:
+        from whathappened.snapshot_writer import recorded_window
+
+        window = recorded_window(snapshot) or window  # a recorded incident replays its own window
     strip = output is o.Output.html  # each pod's GPU utilization strip: a costly query only HTML draws
     if snapshot is not None:
         sources = snapshot_sources(snapshot, settings, chosen.without, utilization=strip)
@@ -95,5 +99,5 @@ def explain(
     emit(report, output, out, debug, verbose)
     if debug:
         debug_requests(sources.collectors)
-    if any(s.failed for s in report.sources):
+    if any(s.failed for s in report.sources) or report.outcome is Outcome.NO_EVIDENCE:
         raise typer.Exit(3)

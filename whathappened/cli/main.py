@@ -76,17 +76,63 @@ def run(argv: Sequence[str] | None = None) -> None:
         # almost no cyclic garbage (peak RSS measured the same with and without it), so it stays off.
         gc.disable()
     _register()
+    as_json = wants_json(args)
     try:
-        app(args=args, prog_name="whathappened", standalone_mode=True)
+        code = app(args=args, prog_name="whathappened", standalone_mode=False)
+    except KeyboardInterrupt:
+        fail("interrupted", 130, debug, one_shot, as_json)
     except SystemExit as done:
         finish(done.code, one_shot)
     except WhathappenedError as exc:
-        fail(str(exc), exc.exit_code, debug, one_shot)
-    except KeyboardInterrupt:
-        fail("interrupted", 130, debug, one_shot)
+        fail(str(exc), exc.exit_code, debug, one_shot, as_json, _details(exc))
     except Exception as exc:  # the CLI entry turns anything unexpected into one line
-        fail(f"unexpected error: {type(exc).__name__}: {exc}", 1, debug, one_shot)
-    finish(0, one_shot)
+        if _from_click(exc, "ClickException"):  # a bad option or argument: click's own message, exit 2
+            exc.show()  # type: ignore[attr-defined]
+            if as_json:
+                write_error_document(exc.format_message(), exc.exit_code)  # type: ignore[attr-defined]
+            finish(exc.exit_code, one_shot)  # type: ignore[attr-defined]
+        if _from_click(exc, "Abort"):
+            fail("interrupted", 130, debug, one_shot, as_json)
+        said = str(exc) or "no message"
+        fail(f"internal error: {type(exc).__name__}: {said} (--debug shows where)", 1, debug, one_shot, as_json)
+    finish(code if isinstance(code, int) else 0, one_shot)
+
+
+def _from_click(exc: Exception, name: str) -> bool:
+    """Click's exception classes by name: typer ships its own copy of click in some versions, plain click in
+    others, and only the class names are the same."""
+    return any(kind.__name__ == name for kind in type(exc).__mro__)
+
+
+def wants_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON: then every failure also writes a JSON error document to stdout,
+    so a script reading stdout never gets empty input."""
+    for i, arg in enumerate(args):
+        if arg in ("-o", "--output") and i + 1 < len(args) and args[i + 1] == "json":
+            return True
+        if arg in ("--output=json", "-ojson"):
+            return True
+    return False
+
+
+_KINDS = {1: "error", 2: "usage", 3: "source-failed", 4: "not-found", 130: "interrupted"}
+
+
+def write_error_document(message: str, code: int, details: dict[str, object] | None = None) -> None:
+    import json
+
+    error: dict[str, object] = {"kind": _KINDS.get(code, "error"), "exit_code": code, "message": scrub(message)}
+    error.update(details or {})
+    sys.stdout.write(json.dumps({"schema": "whathappened/v1", "error": error}, ensure_ascii=False) + "\n")
+
+
+def _details(exc: WhathappenedError) -> dict[str, object]:
+    said: dict[str, object] = {}
+    for name in ("suggestions", "namespaces"):
+        values = getattr(exc, name, None)
+        if values:
+            said[name] = list(values)
+    return said
 
 
 def finish(code: object, quick: bool = False) -> None:
@@ -110,7 +156,16 @@ def finish(code: object, quick: bool = False) -> None:
     raise SystemExit(status)
 
 
-def fail(message: str, code: int, debug: bool, quick: bool = False) -> None:
+def fail(
+    message: str,
+    code: int,
+    debug: bool,
+    quick: bool = False,
+    as_json: bool = False,
+    details: dict[str, object] | None = None,
+) -> None:
+    if as_json:
+        write_error_document(message, code, details)
     if debug:
         import traceback
 

@@ -79,6 +79,8 @@ class SourceOptions:
     def __post_init__(self) -> None:
         if self.namespace and self.all_namespaces:  # checked here so every command that takes both agrees
             raise UsageError("use either --namespace or --all-namespaces, not both")
+        if self.kubeconfig and not Path(self.kubeconfig).expanduser().is_file():  # as kubectl: a named file must exist
+            raise UsageError(f"--kubeconfig {self.kubeconfig}: no such file")
 
     def settings(self) -> Settings:
         overrides = {

@@ -15,7 +15,7 @@ from typing import Any
 from whathappened.correlate.facts_run import describe_gpu
 from whathappened.correlate.facts_text import size
 from whathappened.correlate.hang import sentence
-from whathappened.model import Report, Verdict
+from whathappened.model import Outcome, Report, SourceStatus, Verdict
 from whathappened.render.common import title_of
 
 
@@ -30,7 +30,7 @@ class Answer:
     title: str
     sentence: str
     lines: tuple[Line, ...]
-    tone: str  # "failure" | "undecided" | "none": the renderers' colour
+    tone: str  # "failure" | "undecided" | "none" | "no-evidence": the renderers' colour
     next_steps: tuple[str, ...] = ()  # further steps after the main one (a hang's what-to-run-next)
 
     def line(self, label: str) -> str | None:
@@ -46,10 +46,27 @@ def retryable(report: Report) -> bool | None:
     return all(v.retryable for v in report.verdicts)
 
 
+OUTCOME_WORDS = {
+    Outcome.EXPLAINED: "explained: a root cause was found",
+    Outcome.UNDECIDED: "undecided: pods failed, the evidence does not decide where it began",
+    Outcome.NO_FAILURE: "no failure: the sources answered and nothing failed",
+    Outcome.NO_EVIDENCE: "no answer: no source could be read",
+}
+
+
+def outcome_line(report: Report) -> str:
+    """One line saying which kind of answer this is, the same in every form."""
+    return f"outcome: {OUTCOME_WORDS[report.outcome]}"
+
+
 def answer(report: Report) -> Answer:
     root = report.root_cause
+    if report.outcome is Outcome.NO_EVIDENCE:
+        return _no_evidence(report)
     if root is None and not report.verdicts:
-        return Answer("No failure found", "No failure found in the window.", (), "none")
+        answered = ", ".join(s.name for s in report.sources if s.status is SourceStatus.OK)
+        failed = tuple(Line(s.name, f"{s.status.value}: {s.detail}") for s in report.sources if s.failed)
+        return Answer("No failure found", f"No failure found in the window; {answered} answered.", failed, "none")
     lines: list[Line] = []
     if root is not None:
         title, said, tone = title_of(root.cause), root.summary, "failure"
@@ -73,6 +90,19 @@ def answer(report: Report) -> Answer:
     for label, text in _fact_lines(report, facts):
         lines.append(Line(label, text))
     return Answer(title, said, tuple(lines), tone, tuple(steps))
+
+
+def _no_evidence(report: Report) -> Answer:
+    """Nothing can be said: never worded as good news. Each configured source says why it gave nothing."""
+    configured = [s for s in report.sources if s.status is not SourceStatus.NOT_CONFIGURED]
+    if any(s.status is SourceStatus.OK for s in configured):
+        sentence = "No answer: the sources that answered know nothing of this experiment in the window."
+    else:
+        sentence = "No answer: no source could be read."
+    lines = [Line(s.name, f"{s.status.value}" + (f": {s.detail}" if s.detail else "")) for s in configured]
+    if report.next_step:
+        lines.append(Line("next", report.next_step))
+    return Answer("No answer", sentence, tuple(lines), "no-evidence")
 
 
 def _undecided_facts(report: Report) -> dict[str, Any]:
@@ -149,4 +179,4 @@ def _duration(seconds: int) -> str:
     return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {seconds % 60:02d}s"
 
 
-__all__ = ["Answer", "Line", "answer", "frames_of", "retryable", "size"]
+__all__ = ["OUTCOME_WORDS", "Answer", "Line", "answer", "frames_of", "outcome_line", "retryable", "size"]

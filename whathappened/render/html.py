@@ -22,7 +22,8 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from whathappened.model import Report, SourceReport, SourceStatus, TimelineEvent, Verdict
+from whathappened.model import Outcome, Report, SourceReport, SourceStatus, TimelineEvent, Verdict
+from whathappened.render.answer import outcome_line
 from whathappened.render.common import origin, role, shown_events, title_of, where
 from whathappened.render.html_answer import EXTRA_LABELS, answer, undecided_section
 from whathappened.render.html_answer import listed as answer_list
@@ -115,11 +116,8 @@ def _header(report: Report) -> str:
 
 def _root(report: Report, shown: set[int]) -> str:
     root = report.root_cause
-    if root is None and report.verdicts:
-        return undecided_section(answer(report))
-    if root is None:
-        text = "No failure found: nothing in the window explains a failure."
-        return f'<section class="root tone-none" id="root-cause"><h2>Root cause</h2><p>{attr(text)}</p></section>'
+    if root is None or report.outcome is Outcome.NO_EVIDENCE:
+        return undecided_section(answer(report), outcome_line(report))
     facts = [
         ("Pod", root.pod),
         ("Node", root.node or "unknown"),
@@ -137,6 +135,7 @@ def _root(report: Report, shown: set[int]) -> str:
     next_step = report.next_step or root.next_step
     return (
         f'<section class="root tone-{attr(root.category)}" id="root-cause" data-cause="{attr(root.cause)}">'
+        f'<p class="outcome">{attr(outcome_line(report))}</p>'
         f'<h2>Root cause: {attr(title_of(root.cause))} <code class="code">{attr(root.cause)}</code></h2>'
         f'<p class="summary">{attr(root.summary)}</p><dl class="facts">{listed}</dl>'
         + answer_list(answer(report), EXTRA_LABELS)

@@ -19,9 +19,12 @@ def listed(said: Answer, labels: tuple[str, ...] | None = None) -> str:
     )
 
 
-def undecided_section(report_answer: Answer) -> str:
+def undecided_section(report_answer: Answer, outcome: str = "") -> str:
+    """Any answer without a decided root: undecided, no failure, or no evidence (never drawn as good news)."""
+    said = f'<p class="outcome">{attr(outcome)}</p>' if outcome else ""
     return (
-        f'<section class="root tone-{attr(report_answer.tone)}" id="root-cause"><h2>Root cause: '
+        f'<section class="root tone-{attr(report_answer.tone)}" id="root-cause" data-tone="{attr(report_answer.tone)}">'
+        f"{said}<h2>Root cause: "
         f'{attr(report_answer.title)}</h2><p class="summary">{attr(report_answer.sentence)}</p>'
         f"{listed(report_answer)}</section>"
     )

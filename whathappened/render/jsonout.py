@@ -54,6 +54,7 @@ def to_document(report: Report, debug: bool = False) -> dict[str, Any]:
             "summary": root.summary,
             "chain": list(report.chain),
         },
+        "outcome": report.outcome.value,
         "next_step": report.next_step or None,
         "retryable": retryable(report),
         "lost_work": _lost_work(report.lost_work),

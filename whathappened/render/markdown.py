@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from whathappened.model import Report
-from whathappened.render.answer import answer
+from whathappened.model import Outcome, Report
+from whathappened.render.answer import answer, outcome_line
 from whathappened.render.common import chain_steps, origin, role, shown_events, title_of, where
 from whathappened.timeutils import isoformat, relative
 
@@ -22,13 +22,12 @@ def render_markdown(report: Report) -> str:
     lines.append("")
     root = report.root_cause
     said = answer(report)
-    if root is None and report.verdicts:
+    lines += [f"**{outcome_line(report).capitalize()}**", ""]
+    if root is None or report.outcome is Outcome.NO_EVIDENCE:
         lines += [f"## Root cause: {said.title}", "", f"**{_cell(said.sentence)}**", ""]
         lines += [f"- {line.label.capitalize()}: {_cell(line.text)}" for line in said.lines if line.label != "next"]
         lines += [f"- Then: {_cell(step)}" for step in said.next_steps]
         lines.append("")
-    elif root is None:
-        lines += ["## Root cause", "", "No failure found: nothing in the window explains a failure.", ""]
     else:
         lines += [f"## Root cause: {title_of(root.cause)}", "", f"**{_cell(root.summary)}**", ""]
         lines.append(

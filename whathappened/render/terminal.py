@@ -10,7 +10,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from whathappened.model import Report, Severity, SourceStatus, Verdict
+from whathappened.model import Outcome, Report, Severity, SourceStatus, Verdict
+from whathappened.render.answer import answer, outcome_line
 from whathappened.render.common import (
     by_node,
     folded_chain,
@@ -75,13 +76,13 @@ def _header(report: Report) -> Text:
 
 def _root_panel(report: Report) -> Panel:
     root = report.root_cause
-    if root is None:
-        body = Text(
-            "No failure found in the window."
-            if not report.verdicts
-            else "The evidence does not decide where the failure began; see the verdicts below."
-        )
-        return Panel(body, title="Root cause", border_style="yellow" if report.verdicts else "green")
+    if root is None or report.outcome is Outcome.NO_EVIDENCE:
+        said = answer(report)
+        body = Text(outcome_line(report) + "\n" + said.sentence)
+        for line in said.lines:
+            body.append(f"\n{line.label}: {line.text}")
+        colour = {"none": "green", "undecided": "yellow"}.get(said.tone, "red")
+        return Panel(body, title=f"Root cause: {said.title}", border_style=colour)
     lines: list[Text | Table] = [Text(root.summary, style="bold")]
     facts = Text()
     facts.append(f"pod {root.pod}  node {root.node or 'unknown'}")

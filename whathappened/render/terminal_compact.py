@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from whathappened.model import Report, Severity, TimelineEvent, Verdict
-from whathappened.render.answer import Answer, answer
+from whathappened.render.answer import Answer, answer, outcome_line
 from whathappened.render.common import by_node, folded_chain, origin, role, shown_events
 from whathappened.timeutils import isoformat, relative
 
@@ -29,7 +29,7 @@ SEVERITY_STYLE = {
     Severity.ERROR: "red",
     Severity.CRITICAL: "bold red",
 }
-TONE_STYLE = {"failure": "bold red", "undecided": "bold yellow", "none": "bold green"}
+TONE_STYLE = {"failure": "bold red", "undecided": "bold yellow", "none": "bold green", "no-evidence": "bold red"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,9 @@ def compact_lines(report: Report, width: int) -> list[Styled]:
     page = Page(width)
     _header(page, report)
     page.blank()
-    answer_block(page, answer(report))
+    said = answer(report)
+    page.add(outcome_line(report), TONE_STYLE.get(said.tone, "bold"))
+    answer_block(page, said)
     if report.chain:
         page.blank()
         _chain(page, report)
