@@ -34,7 +34,11 @@ def run_cli(*args: str, timeout: float = 120) -> tuple[int, dict[str, Any] | Non
         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
     )
     document = json.loads(result.stdout) if result.stdout.strip().startswith("{") else None
-    if document is not None:
+    if document is not None and "error" in document:  # every failure under -o json: an error document
+        assert result.returncode != 0 and document["error"]["exit_code"] == result.returncode, document
+        assert document["schema"] == "whathappened/v1" and document["error"]["message"], document
+        document = None
+    elif document is not None:
         jsonschema.validate(document, schema())
     return result.returncode, document, result.stderr
 

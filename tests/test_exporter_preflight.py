@@ -112,4 +112,5 @@ def test_real_entry_point_preflight_and_exporter(metadata: MetadataServer, dead_
     ):
         text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         assert 'whathappened_preflight_ok{node="n1"}' in text
+        assert 'whathappened_preflight_unknown{node="n1"} 0.0' in text  # the answer is known
         assert 'whathappened_gpu_health_enabled{node="n1"} 0.0' in text

@@ -161,6 +161,15 @@ def _report(run: _Run, scope: Scope, elapsed: float) -> SourceReport:
     if failure is not None:
         return failure
     if not scope.pods:
+        problems = [str(p) for p in getattr(collector, "problems", None) or ()]
+        if problems:  # damaged input is named even when nothing was found: it may be why
+            return SourceReport(
+                collector.name,
+                SourceStatus.FAILED,
+                f"experiment not found here; {_shown(problems)}",
+                collector.requests,
+                round(elapsed, 3),
+            )
         return SourceReport(
             collector.name, SourceStatus.OK, "experiment not found here", collector.requests, round(elapsed, 3)
         )
@@ -198,15 +207,19 @@ def _failure(collector: Collector, outcome: _Outcome, elapsed: float) -> SourceR
         return SourceReport(collector.name, SourceStatus(error.status), scrub(str(error)), collector.requests, elapsed)
     if isinstance(error, WhathappenedError):
         return SourceReport(collector.name, SourceStatus.FAILED, scrub(str(error)), collector.requests, elapsed)
-    # An unexpected error inside a collector is a bug of ours; report it by type only, since its text may
-    # carry a URL or header from the failing request.
+    # An unexpected error inside a collector is a bug of ours; its text is scrubbed (it may carry a URL or
+    # header of the failing request) and kept short, but never dropped: "internal error (X)" alone helps nobody.
     return SourceReport(
         collector.name,
         SourceStatus.FAILED,
-        f"internal error ({type(error).__name__})",
+        f"internal error ({type(error).__name__}: {scrub(str(error))[:200] or 'no message'})",
         collector.requests,
         elapsed,
     )
+
+
+def _shown(problems: Sequence[str]) -> str:
+    return "; ".join(problems[:5]) + (f"; {len(problems) - 5} more problems" if len(problems) > 5 else "")
 
 
 def _ok(collector: Collector, events: list[TimelineEvent], scope: Scope, elapsed: float) -> SourceReport:
@@ -218,8 +231,7 @@ def _ok(collector: Collector, events: list[TimelineEvent], scope: Scope, elapsed
         detail = f"{len(events)} events, {len(pods)} pods"
     problems = [str(p) for p in getattr(collector, "problems", None) or ()]
     if problems:
-        shown = "; ".join(problems[:5]) + (f"; {len(problems) - 5} more problems" if len(problems) > 5 else "")
         return SourceReport(
-            collector.name, SourceStatus.FAILED, f"{shown} ({detail})", collector.requests, round(elapsed, 3)
+            collector.name, SourceStatus.FAILED, f"{_shown(problems)} ({detail})", collector.requests, round(elapsed, 3)
         )
     return SourceReport(collector.name, SourceStatus.OK, detail, collector.requests, round(elapsed, 3))

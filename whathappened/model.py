@@ -239,9 +239,9 @@ class Report:
     @property
     def outcome(self) -> Outcome:
         """Decided once here so every form says the same: no source answered, or no source knew anything of the
-        window (no pod, no event), is no evidence, whatever the correlator made of the silence."""
+        window (not one event in it), is no evidence, whatever the correlator made of the silence."""
         answered = any(s.status is SourceStatus.OK for s in self.sources)
-        if not answered or (not self.timeline and not self.verdicts):
+        if not answered or not self.timeline:
             return Outcome.NO_EVIDENCE
         if self.root_cause is not None and self.root_cause.cause not in _UNEXPLAINED:
             return Outcome.EXPLAINED

@@ -63,10 +63,16 @@ def answer(report: Report) -> Answer:
     root = report.root_cause
     if report.outcome is Outcome.NO_EVIDENCE:
         return _no_evidence(report)
-    if root is None and not report.verdicts:
+    if report.outcome is Outcome.NO_FAILURE:
         answered = ", ".join(s.name for s in report.sources if s.status is SourceStatus.OK)
-        failed = tuple(Line(s.name, f"{s.status.value}: {s.detail}") for s in report.sources if s.failed)
-        return Answer("No failure found", f"No failure found in the window; {answered} answered.", failed, "none")
+        finished = sum(1 for v in report.verdicts if v.cause == "completed")
+        said = f"No failure found in the window; {answered} answered."
+        if finished:
+            said = f"{finished} pods finished successfully; no failure found in the window; {answered} answered."
+        failed = [Line(s.name, f"{s.status.value}: {s.detail}") for s in report.sources if s.failed]
+        if report.next_step:
+            failed.append(Line("next", report.next_step))
+        return Answer("No failure found", said, tuple(failed), "none")
     lines: list[Line] = []
     if root is not None:
         title, said, tone = title_of(root.cause), root.summary, "failure"
@@ -96,7 +102,10 @@ def _no_evidence(report: Report) -> Answer:
     """Nothing can be said: never worded as good news. Each configured source says why it gave nothing."""
     configured = [s for s in report.sources if s.status is not SourceStatus.NOT_CONFIGURED]
     if any(s.status is SourceStatus.OK for s in configured):
-        sentence = "No answer: the sources that answered know nothing of this experiment in the window."
+        sentence = (
+            "No answer: the sources that answered hold nothing of this experiment within the window "
+            "(its events, if any, fall outside it; widen the window)."
+        )
     else:
         sentence = "No answer: no source could be read."
     lines = [Line(s.name, f"{s.status.value}" + (f": {s.detail}" if s.detail else "")) for s in configured]
