@@ -220,3 +220,19 @@ def test_collect_with_no_readable_source_exits_3_naming_it(tmp_path: Path) -> No
     )
     assert result.returncode == 3
     assert "prometheus unreachable" in result.stderr and "not found" not in result.stderr
+
+
+def test_times_carry_the_date_when_the_window_spans_days() -> None:
+    base = [EXPLAINED.experiment, "-n", EXPLAINED.namespace, "--snapshot", str(EXPLAINED.path)]
+    day = EXPLAINED.start.strftime("%Y-%m-%d")
+    short = _cli(*base).stdout
+    wide = _cli(
+        *base,
+        "--start",
+        f"{day}T00:00:00Z",
+        "--end",
+        (EXPLAINED.end.replace(day=EXPLAINED.end.day + 2)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    ).stdout
+    timeline = lambda text: text.split("Timeline", 1)[1]  # noqa: E731
+    assert f"{day} " not in timeline(short)  # within a day: the clock alone
+    assert f"{day} " in timeline(wide)  # across days: every row says which day

@@ -15,8 +15,8 @@ from typing import Any
 from whathappened.correlate.facts_run import describe_gpu
 from whathappened.correlate.facts_text import size
 from whathappened.correlate.hang import sentence
-from whathappened.model import Outcome, Report, SourceStatus, Verdict
-from whathappened.render.common import title_of
+from whathappened.model import Outcome, Report, SourceStatus, Verdict, Window
+from whathappened.render.common import title_of, when
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,17 +146,19 @@ def _fact_lines(report: Report, facts: Mapping[str, Any]) -> list[tuple[str, str
     out: list[tuple[str, str]] = []
     lost = report.lost_work
     if lost is not None:
-        text = f"~{lost.gpu_hours:.1f} GPU-hours since the {lost.basis} at {_clock(lost.since)}"
+        text = f"~{lost.gpu_hours:.1f} GPU-hours since the {lost.basis} at {_clock(lost.since, report.window)}"
         if lost.collateral_gpu_hours:
             text += f", {lost.collateral_gpu_hours:.1f} of them by ranks hung until the watchdog fired"
         out.append(("lost work", text))
     checkpoint = facts.get("checkpoint")
     if isinstance(checkpoint, Mapping):
         step = checkpoint.get("step")
-        out.append(("checkpoint", (f"step {step} at " if step is not None else "") + _clock(checkpoint["at"])))
+        out.append(
+            ("checkpoint", (f"step {step} at " if step is not None else "") + _clock(checkpoint["at"], report.window))
+        )
     elif lost is not None and lost.basis == "checkpoint":
         step_text = f"step {lost.checkpoint_step} at " if lost.checkpoint_step is not None else ""
-        out.append(("checkpoint", step_text + _clock(lost.since)))
+        out.append(("checkpoint", step_text + _clock(lost.since, report.window)))
     elif lost is not None:
         out.append(("checkpoint", "none seen in the logs: the job restarts from its start"))
     trained = facts.get("trained_s")
@@ -176,8 +178,8 @@ def frames_of(verdict: Verdict) -> list[str]:
     return [str(f) for f in frames] if isinstance(frames, list) else []
 
 
-def _clock(at: datetime) -> str:
-    return at.strftime("%H:%M:%S UTC")
+def _clock(at: datetime, window: Window | None = None) -> str:
+    return (when(at, window) if window is not None else at.strftime("%H:%M:%S")) + " UTC"
 
 
 def _duration(seconds: int) -> str:

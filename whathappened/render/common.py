@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from whathappened.kinds import Kind
-from whathappened.model import Report, TimelineEvent, Verdict
+from whathappened.model import Report, TimelineEvent, Verdict, Window
+from whathappened.timeutils import isoformat
 
 # Context lines are evidence, not news: they show in the chain and the HTML report, not the main timeline.
 # Utilization samples are drawn as the HTML report's strips, not listed.
@@ -141,3 +142,10 @@ def folded_chain(report: Report) -> tuple[list[tuple[int, TimelineEvent]], int]:
     """chain_steps() cut to its first MAX_CHAIN_STEPS, and how many steps were left out."""
     steps = chain_steps(report)
     return steps[:MAX_CHAIN_STEPS], max(0, len(steps) - MAX_CHAIN_STEPS)
+
+
+def when(at: datetime, window: Window) -> str:
+    """A row's time: the clock alone within a day's window, with the date when the window spans more than a day
+    (a 06:41 in a three-day window could be any of three mornings)."""
+    text = isoformat(at)
+    return f"{text[:10]} {text[11:19]}" if window.end - window.start > timedelta(days=1) else text[11:19]

@@ -24,7 +24,7 @@ from typing import Any
 
 from whathappened.model import Outcome, Report, SourceReport, SourceStatus, TimelineEvent, Verdict
 from whathappened.render.answer import outcome_line
-from whathappened.render.common import origin, role, shown_events, title_of, where
+from whathappened.render.common import origin, role, shown_events, title_of, when, where
 from whathappened.render.html_answer import EXTRA_LABELS, answer, undecided_section
 from whathappened.render.html_answer import listed as answer_list
 from whathappened.render.html_kinds import CATEGORIES, category_of
@@ -156,7 +156,7 @@ def _chain(report: Report, shown: set[int]) -> str:
         event = report.timeline[index]
         items.append(
             f'<li data-index="{index}"><span class="when" title="{attr(isoformat(event.at))}">'
-            f'{attr(isoformat(event.at)[11:19])}</span> <span class="rel">{attr(relative(event.at, failure))}</span> '
+            f'{attr(when(event.at, report.window))}</span> <span class="rel">{attr(relative(event.at, failure))}</span> '
             f'{_kind_badge(event)} <span class="where">{attr(where(event))}</span> '
             f"{_link(index, shown, _clip(event.summary, 240))}</li>"
         )

@@ -20,6 +20,7 @@ from whathappened.render.common import (
     shown_events,
     title_of,
     verdict_rows,
+    when,
     where,
 )
 from whathappened.render.terminal_compact import clip, compact_lines
@@ -100,7 +101,7 @@ def _root_panel(report: Report) -> Panel:
         for step, (_, event) in enumerate(steps, start=1):
             chain.add_row(
                 f"{step}.",
-                isoformat(event.at)[11:19],
+                when(event.at, report.window),
                 Text(where(event), style="cyan"),
                 Text(clip(event.summary, 160), style=SEVERITY_STYLE[event.severity]),
             )
@@ -143,7 +144,7 @@ def _timeline(report: Report) -> Table:
             style = SEVERITY_STYLE[event.severity] + (" reverse" if index in chain else "")
             table.add_row(
                 relative(event.at, start),
-                isoformat(event.at)[11:19],
+                when(event.at, report.window),
                 where(event),
                 event.source,
                 event.kind,

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from whathappened.model import Report, Severity, TimelineEvent, Verdict
 from whathappened.render.answer import Answer, answer, outcome_line
-from whathappened.render.common import by_node, folded_chain, origin, role, shown_events
+from whathappened.render.common import by_node, folded_chain, origin, role, shown_events, when
 from whathappened.timeutils import isoformat, relative
 
 LABEL_WIDTH = 14  # two spaces, "checkpoint" and two spaces: the answer's labels line up
@@ -129,7 +129,7 @@ def _chain(page: Page, report: Report) -> None:
     shown = steps[:MAX_SHOWN_CHAIN]
     left_out += len(steps) - len(shown)
     for _, event in shown:
-        head = f"  {isoformat(event.at)[11:19]}  "
+        head = f"  {when(event.at, report.window)}  "
         page.add(f"{_place(event)}: {clip(event.summary, MAX_MESSAGE)}", "", " " * len(head), head)
     if left_out:
         page.add(f"… {left_out} more steps (--verbose or --output html shows them all)", "dim", "  ", "  ")
@@ -210,7 +210,7 @@ def _timeline(page: Page, report: Report) -> None:
         page.add(title + (f" · {pods[0]}" if len(pods) == 1 else ""), "bold cyan", "  ", "")
         for index, event in rows:
             mark = "●" if index in chain else " "
-            head = f" {mark}{relative(event.at, start):>9} {isoformat(event.at)[11:19]}  "
+            head = f" {mark}{relative(event.at, start):>9} {when(event.at, report.window)}  "
             who = f"{event.subject.pod}: " if len(pods) > 1 and event.subject.pod else ""
             gpu = _gpu_prefix(event)
             text = f"{who}{gpu}{clip(event.summary, MAX_MESSAGE)} [{'+'.join(sources_of[index])}]"
