@@ -6,12 +6,15 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 APT_PACKAGES := prometheus victoria-metrics chromium
 
-.PHONY: demo test install dev system-deps lint typecheck unit bench dashboards clean
+.PHONY: demo test acceptance dist install dev system-deps lint typecheck unit bench dashboards clean
+
+# Quiet installs: the user sees the report, not pip's progress; pip still prints its errors.
+PIP := $(PY) -m pip --quiet --disable-pip-version-check --no-input
 
 $(BIN)/whathappened: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip "setuptools>=70" wheel
-	$(PY) -m pip install --quiet -e .
+	$(PIP) install --upgrade pip "setuptools>=77" wheel
+	$(PIP) install -e .
 	touch $@
 
 install: $(BIN)/whathappened
@@ -20,7 +23,7 @@ demo: install
 	$(BIN)/whathappened demo
 
 $(VENV)/.dev: pyproject.toml $(BIN)/whathappened
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PIP) install -e '.[dev]'
 	touch $@
 
 dev: $(VENV)/.dev
@@ -52,9 +55,19 @@ typecheck: dev
 	$(BIN)/mypy whathappened collectors exporters dashboards
 
 unit: dev system-deps
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q tests
 
 test: dev system-deps lint typecheck unit
+
+# The shared acceptance scenarios, live and from snapshots; they live beside the repository, not in it.
+SHARED_SCENARIOS := $(abspath ..)/shared/scenarios
+acceptance: dev system-deps
+	@test -d "$(SHARED_SCENARIOS)" || { echo "make acceptance: the shared scenarios are missing: $(SHARED_SCENARIOS) is not a folder" >&2; exit 1; }
+	$(BIN)/pytest -q acceptance
+
+# A wheel in dist/, to install where there is no clone: pip install dist/whathappened_gpu-*.whl
+dist: install
+	rm -rf dist && $(PIP) wheel --no-deps --wheel-dir dist .
 
 bench: dev system-deps
 	$(PY) -m bench.run

@@ -563,7 +563,8 @@ def test_page_is_self_contained_with_a_strict_policy() -> None:
 def test_empty_report_renders() -> None:
     report = Report("quiet-run", None, Window(T0, at(60)), SOURCES, (), (), ())
     page = render_html(report)
-    assert "No failure found" in page
+    # sources answered but held not one event of the window: no evidence, never drawn as "no failure"
+    assert "No answer" in page and "No failure found" not in page and 'data-tone="no-evidence"' in page
     assert "No pods or nodes to draw" in page
 
 

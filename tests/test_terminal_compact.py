@@ -59,7 +59,7 @@ def test_demo_answer_first_within_the_width_and_no_word_broken(columns: int, dem
         assert max(len(x) for x in lines) > 100  # the width was taken from COLUMNS, though piped
     # the answer block comes first and alone: title, sentence, then its labelled lines, before anything else
     starts = [i for i, x in enumerate(lines) if x.startswith("ROOT CAUSE  GPU fell off the bus")]
-    assert starts == [3]
+    assert starts == [4] and lines[3].startswith("outcome: explained")  # what kind of answer, then the answer
     labels = [i for i, x in enumerate(lines) if re.match(r"  (" + "|".join(ANSWER_LABELS) + r")\s", x)]
     assert [lines[i].split("  ")[1].strip() for i in labels] == list(ANSWER_LABELS)
     assert labels[-1] < lines.index("How it happened") < lines.index("Verdicts")

@@ -207,12 +207,12 @@ def _failure(collector: Collector, outcome: _Outcome, elapsed: float) -> SourceR
         return SourceReport(collector.name, SourceStatus(error.status), scrub(str(error)), collector.requests, elapsed)
     if isinstance(error, WhathappenedError):
         return SourceReport(collector.name, SourceStatus.FAILED, scrub(str(error)), collector.requests, elapsed)
-    # An unexpected error inside a collector is a bug of ours; its text is scrubbed (it may carry a URL or
-    # header of the failing request) and kept short, but never dropped: "internal error (X)" alone helps nobody.
+    # An unexpected error inside a collector is a bug of ours; report it by type only, since its text may
+    # carry a URL or header from the failing request, and say what it is.
     return SourceReport(
         collector.name,
         SourceStatus.FAILED,
-        f"internal error ({type(error).__name__}: {scrub(str(error))[:200] or 'no message'})",
+        f"internal error ({type(error).__name__}): a bug in this source's reader, please report it",
         collector.requests,
         elapsed,
     )
