@@ -8,8 +8,9 @@ APT_PACKAGES := prometheus victoria-metrics chromium
 
 .PHONY: demo test acceptance dist install dev system-deps lint typecheck unit bench dashboards clean
 
-# Quiet installs: the user sees the report, not pip's progress; pip still prints its errors.
-PIP := $(PY) -m pip --quiet --disable-pip-version-check --no-input
+# Quiet installs: the user sees the report, not pip's progress or setuptools' notices (warnings are silenced for
+# the install commands only, down to the build backend they start); pip still prints its errors.
+PIP := PYTHONWARNINGS=ignore $(PY) -m pip --quiet --disable-pip-version-check --no-input
 
 $(BIN)/whathappened: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
