@@ -89,3 +89,30 @@ def test_unknown_experiment_exits_4_naming_the_closest():
     assert code == 4
     assert scenario.experiment in stderr
     assert len(stderr.strip().splitlines()) == 1
+
+
+def test_an_undecided_hang_is_still_an_answer():
+    """nccl-timeout-unknown: every rank timed out in one collective; the report names it, when the job froze,
+    its last progress, and a retryable next step, in JSON and on the terminal's first screen."""
+    scenario = next(s for s in SHARED if s.name == "nccl-timeout-unknown")
+    code, document, stderr = snapshot_run(scenario)
+    assert code == 0, stderr
+    assert document is not None and document["outcome"] == "undecided" and document["root_cause"] is None
+    hang = document["hang"]
+    assert hang["op"] and hang["seq"] is not None and hang["timeout_s"] and hang["froze_at"]
+    assert hang["last_progress"] and hang["next_steps"]
+    assert document["retryable"] is True and "resubmit" in document["next_step"]
+    import subprocess
+
+    from tests.acceptance import BIN
+
+    text = subprocess.run(
+        [str(BIN), *scenario_args(scenario), "--snapshot", str(scenario.path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "COLUMNS": "100"},
+    ).stdout.splitlines()
+    first_screen = "\n".join(text[:25])
+    for said in ("outcome: undecided", f"{hang['op']} SeqNum {hang['seq']}", "froze", "retryable   yes", "next"):
+        assert said in first_screen, said
