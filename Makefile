@@ -9,19 +9,21 @@ APT_PACKAGES := prometheus victoria-metrics chromium
 .PHONY: demo test acceptance dist install dev system-deps lint typecheck unit bench dashboards clean
 
 # Quiet installs: the user sees the report, not pip's progress or setuptools' notices (warnings are silenced for
-# the install commands only, down to the build backend they start); pip still prints its errors.
-PIP := PYTHONWARNINGS=ignore $(PY) -m pip --quiet --disable-pip-version-check --no-input
+# the install commands only, down to the build backend they start); pip still prints its errors (-qq: errors only,
+# so a machine's own pip configuration warnings do not read like a broken install either).
+PIP := PYTHONWARNINGS=ignore $(PY) -m pip --quiet --quiet --disable-pip-version-check --no-input
 
 $(BIN)/whathappened: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --upgrade pip "setuptools>=77" wheel
-	$(PIP) install -e .
-	touch $@
+	@echo "installing whathappened into $(VENV) ..."
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP) install --upgrade pip "setuptools>=77" wheel
+	@$(PIP) install -e .
+	@touch $@
 
 install: $(BIN)/whathappened
 
 demo: install
-	$(BIN)/whathappened demo
+	@$(BIN)/whathappened demo
 
 $(VENV)/.dev: pyproject.toml $(BIN)/whathappened
 	$(PIP) install -e '.[dev]'
