@@ -10,6 +10,7 @@ from whathappened.correlate import templates
 from whathappened.correlate.evidence import Finding, xid_of
 from whathappened.correlate.fate import Fate
 from whathappened.model import NodeInfo, TimelineEvent
+from whathappened.textclip import clip
 
 PROVIDERS = {"azure": "Azure", "aws": "AWS", "gcp": "Google Cloud"}
 SHORT = 140  # a quoted message longer than this is cut: the sentence must stay one sentence
@@ -99,9 +100,4 @@ def _status(fate: Fate) -> str:
 
 def _short(text: str) -> str:
     """Cut at a word boundary, never mid-word, and say so with an ellipsis."""
-    text = " ".join(text.split())
-    if len(text) <= SHORT:
-        return text
-    cut = text[: SHORT - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > SHORT // 2 else cut).rstrip(" ,;:") + "…"
+    return clip(text, SHORT)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from whathappened import textclip
 from whathappened.model import Report, Severity, TimelineEvent, Verdict
 from whathappened.render.answer import Answer, answer, outcome_line
 from whathappened.render.common import by_node, folded_chain, origin, role, shown_events, when
@@ -68,14 +69,7 @@ def wrap(text: str, width: int, first: str = "", indent: str = "") -> list[str]:
     return wrapper.wrap(" ".join(text.splitlines())) or [first.rstrip()]
 
 
-def clip(text: str, limit: int) -> str:
-    """At most ``limit`` characters, cut at a word boundary and ending with an ellipsis when cut."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+clip = textclip.clip  # renderers import it from here with the page layout
 
 
 def compact_lines(report: Report, width: int) -> list[Styled]:
