@@ -30,6 +30,7 @@ from whathappened.collectors._log_fields import (
     shorten,
     time_of,
 )
+from whathappened.collectors.linescan import bounded, normalize
 from whathappened.collectors.signatures import SIGNATURES, XID_SEVERITY, Signature, traceback_attrs
 
 from whathappened.kinds import Kind, severity_of
@@ -80,11 +81,13 @@ class Target:
 
 
 def match_line(text: str) -> LineMatch | None:
-    """The first signature that matches, with its attributes; None for an ordinary line."""
+    """The first signature that matches, with its attributes; None for an ordinary line. Linear in the line's
+    length, whatever it holds (see ``linescan``)."""
+    line = bounded(normalize(text))
     for signature in SIGNATURES:
-        found = signature.pattern.search(text)
+        found = signature.search(line)
         if found:
-            return LineMatch(signature, _attrs(signature, found, text))
+            return LineMatch(signature, _attrs(signature, found, line))
     return None
 
 

@@ -9,6 +9,12 @@ must not match. A token pattern with no literal head makes the server walk the f
 written as one wildcard per literal tail, each walk can reject most terms by their last letters (Lucene's common
 suffix check), which an alternation of tails in one regexp does not allow.
 
+Matching is linear in a line's length (``collectors/linescan.py``): a line is normalized (last frame of a
+``\r`` redraw, no ANSI codes or NULs), a line over 16 KiB is examined by its first and last 8 KiB only, each
+signature is searched only when the line holds one of the literals its pattern requires (derived from the
+pattern), and no pattern starts with an unbounded class or scans ``.*`` across a line between two literals
+(bounded repeats instead), so no search retries a long run from every position.
+
 Order matters: a line becomes the event of the FIRST signature that matches it (specific before general),
 so a "CUDA error: out of memory" is a CUDA OOM and not a generic CUDA error. A signature with ``kind=None``
 is context only (the ``NVRM: GPU at PCI`` line that maps a PCI address to a GPU UUID).
@@ -25,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from whathappened.collectors.linescan import contains_any, required_literals
 from whathappened.kinds import Kind
 from whathappened.model import EMPTY, Severity
 
@@ -32,7 +39,7 @@ Extractor = Callable[[re.Match[str], str], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
-class Signature:
+class Signature:  # see the module docstring; ``literals`` is derived from ``pattern``, never written by hand
     name: str
     kind: Kind | None
     pattern: re.Pattern[str]
@@ -46,6 +53,15 @@ class Signature:
     fixed: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     extract: Extractor | None = None
     severity: Severity | None = None
+    literals: tuple[str, ...] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "literals", required_literals(self.pattern))
+
+    def search(self, line: str) -> re.Match[str] | None:
+        """The pattern's first match in a line already normalized and bounded (``linescan``), searched only when
+        the line holds one of the literals every match must contain."""
+        return self.pattern.search(line) if contains_any(line, self.literals) else None
 
 
 def _pid(text: str) -> int | None:
@@ -268,8 +284,8 @@ SIGNATURES: tuple[Signature, ...] = (
         name="kernel-oom-killer",
         kind=Kind.KERNEL_OOM,
         pattern=_c(
-            r"(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<process>[^)]*)\)"
-            r"(?:.*?anon-rss:(?P<anon_rss_kb>\d+)kB)?"
+            r"(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<process>[^)\n]{0,64})\)"
+            r"(?:[^\n]{0,512}?anon-rss:(?P<anon_rss_kb>\d+)kB)?"
         ),
         summary="kernel OOM killer killed {process} (pid {pid})",
         phrases=("out of memory: Killed process", "out of memory: Kill process"),
@@ -473,7 +489,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="cuda-error",
         kind=Kind.CUDA_ERROR,
-        pattern=_c(r"CUDA error: (?P<error>[^\n]+?)(?:\s*$|\n)|(?P<cuda_code>cudaError[A-Z]\w+)", re.MULTILINE),
+        pattern=_c(r"CUDA error: (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)", re.MULTILINE),
         summary="CUDA error: {error}",
         phrases=("CUDA error",),
         regexp="cudaerror[a-z]+",
@@ -627,7 +643,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="checkpoint-lightning",
         kind=Kind.CHECKPOINT_SAVED,
-        pattern=_c(r"global step (?P<step>\d+):.*saving model to '(?P<path>[^']+)'"),
+        pattern=_c(r"global step (?P<step>\d+):[^\n]{0,512}?saving model to '(?P<path>[^'\n]+)'"),
         summary="checkpoint saved at step {step}",
         phrases=("saving model to",),
         extract=_checkpoint,
@@ -659,7 +675,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nic-link-down",
         kind=Kind.NETWORK_ERROR,
-        pattern=_c(r"(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
+        pattern=_c(r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
         summary="network link down on {device}",
         phrases=("Link is Down", "Link down"),
         examples=(
@@ -672,7 +688,8 @@ SIGNATURES: tuple[Signature, ...] = (
         name="mlx5-cable-error",
         kind=Kind.NETWORK_ERROR,
         pattern=_c(
-            r"mlx5_core (?P<device>[0-9a-fA-F:.]+):.*Port module event\[error\]: module (?P<module>\d+), (?P<detail>[^,\n]+)"
+            r"mlx5_core (?P<device>[0-9a-fA-F:.]{1,32}):[^\n]{0,256}?Port module event\[error\]: module (?P<module>\d+), "
+            r"(?P<detail>[^,\n]+)"
         ),
         summary="NIC {device} port module error: {detail}",
         phrases=("Port module event",),
