@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from whathappened.collectors.linescan import contains_any, required_literals
+
 from whathappened.kinds import Kind
 from whathappened.model import EMPTY, Severity
 
