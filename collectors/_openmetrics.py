@@ -18,6 +18,7 @@ from types import MappingProxyType
 from whathappened.collectors._prom_model import Series
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*\Z")
+# only ever .match()ed at a label's position, never searched: linear in the labels' length
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|\Z)')
 _UNESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
 _ESCAPED = re.compile(r"\\[\\\"n]")

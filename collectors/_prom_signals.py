@@ -205,7 +205,7 @@ def _mean(times: list[float], sums: list[float], after: float, until: float) -> 
     return None if hi <= lo else (sums[hi] - sums[lo]) / (hi - lo)
 
 
-_MODEL_GB = re.compile(r"(\d+)\s*GB", re.IGNORECASE)
+_MODEL_GB = re.compile(r"(?<!\d)(\d{1,5})\s*GB", re.IGNORECASE)  # starts at a number's first digit: linear
 
 
 def fb_total_mib(model: str) -> float | None:
