@@ -21,7 +21,7 @@ from typing import Any
 try:  # the parser moved in Python 3.11; both spellings are the standard library's own
     from re import _parser as sre_parse  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - Python < 3.11
-    import sre_parse  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef,unused-ignore]
 
 HEAD = 8192
 TAIL = 8192
