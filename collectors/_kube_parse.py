@@ -57,10 +57,10 @@ __all__ = [
 ]
 
 WINDOW_SLACK = timedelta(minutes=2)  # events stamped just outside the window still explain what is inside
-_ASSIGNED = re.compile(r"Successfully assigned \S+ to (\S+)")
-_PREEMPTOR = re.compile(r"Preempted by (?:pod )?(\S+?)(?: on node (\S+))?$")
-_IMAGE = re.compile(r'image "([^"]+)"')
-_POD_IN_MESSAGE = re.compile(r"(?:Deleted|Created) pod: (\S+)")
+_ASSIGNED = re.compile(r"Successfully assigned \S{1,512} to (\S{1,256})")
+_PREEMPTOR = re.compile(r"Preempted by (?:pod )?(\S{1,512}?)(?: on node (\S{1,256}))?$")
+_IMAGE = re.compile(r'image "([^"\n]{1,1024})"')
+_POD_IN_MESSAGE = re.compile(r"(?:Deleted|Created) pod: (\S{1,256})")
 
 
 def pod_experiment(labels: Mapping[str, str], label_keys: Sequence[str]) -> str | None:
@@ -350,8 +350,14 @@ def failed_containers(obj: Mapping[str, Any]) -> Iterable[tuple[str, bool]]:
 def log_events(raw: bytes, subject: Subject, previous: bool, source: str) -> list[TimelineEvent]:
     """Lines of ``kubectl logs --timestamps`` as LOG_LINE events (the log collector owns their meaning)."""
     found = []
-    for line in raw.decode("utf-8", errors="replace").splitlines():
-        stamp, _, message = line.partition(" ")
+    # Split on LF only: str.splitlines would also cut at each \r of a redrawn progress bar, and the frames after
+    # the first carry no timestamp, so a line printed over a bar was dropped. The last frame is what the
+    # terminal showed.
+    for line in raw.decode("utf-8", errors="replace").split("\n"):
+        stamp, _, message = line.rstrip("\r").partition(" ")
+        if "\r" in message:
+            frames = [frame for frame in message.split("\r") if frame.strip()]
+            message = frames[-1] if frames else ""
         at = parse_timestamp(stamp)
         if at is None or not message.strip():
             continue

@@ -20,13 +20,13 @@ _DATES = (
     re.compile(r"\d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT"),  # AWS IMDS scheduled events
     re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})"),  # RFC 3339
 )
-_EVENT_ID = re.compile(r"(?:EventId:\s*([0-9A-Za-z-]+))|(instance-event-[0-9a-f]+)")
-_AZURE_TYPE = re.compile(r"\b(Reboot|Redeploy|Freeze|Preempt|Terminate)\s+Scheduled\b", re.IGNORECASE)
+_EVENT_ID = re.compile(r"(?:EventId:\s{0,16}([0-9A-Za-z-]{1,128}))|(instance-event-[0-9a-f]{1,64})")
+_AZURE_TYPE = re.compile(r"\b(Reboot|Redeploy|Freeze|Preempt|Terminate)\s{1,16}Scheduled\b", re.IGNORECASE)
 _AWS_CODE = re.compile(r"\b(instance-reboot|system-reboot|system-maintenance|instance-retirement|instance-stop)\b")
-_CONTAINER_PATH = re.compile(r"spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]+)\}")
-_RESOURCE = re.compile(r"(?:low on resource|reclaim|had condition):?\s*\[?([A-Za-z-]+)")
-_XID = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
-_OOM_PROCESS = re.compile(r"Killed process (\d+) \(([^)]+)\)")
+_CONTAINER_PATH = re.compile(r"spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]{1,256})\}")
+_RESOURCE = re.compile(r"(?:low on resource|reclaim|had condition):?\s{0,16}\[?([A-Za-z-]{1,64})")
+_XID = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]{1,32})\): (\d{1,5})")
+_OOM_PROCESS = re.compile(r"Killed process (\d{1,10}) \(([^)\n]{1,256})\)")  # bounded: linear
 _PROBE = re.compile(r"\b(Liveness|Readiness|Startup) probe\b", re.IGNORECASE)
 
 

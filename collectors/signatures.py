@@ -161,14 +161,20 @@ def _traceback(_match: re.Match[str], text: str) -> Mapping[str, Any]:
     return traceback_attrs(text)
 
 
-_CHILD_FIELDS = (
-    ("failed_rank", re.compile(r"^\s*rank\s*:\s*(\d+)", re.MULTILINE), int),
-    ("local_rank", re.compile(r"\(local_rank:\s*(\d+)\)"), int),
-    ("exit_code", re.compile(r"^\s*exitcode\s*:\s*(-?\d+)", re.MULTILINE), int),
-    ("pid", re.compile(r"^\s*exitcode\s*:\s*-?\d+\s*\(pid:\s*(\d+)\)", re.MULTILINE), int),
-    ("host", re.compile(r"^\s*host\s*:\s*(\S+)", re.MULTILINE), str),
-    ("signal", re.compile(r"Signal \d+ \((SIG[A-Z]+)\) received", re.MULTILINE), str),
-    ("script", re.compile(r"(?:^|: )\s*(\S+) FAILED\s*$", re.MULTILINE), str),
+_CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is quadratic on a page of blanks
+    ("failed_rank", re.compile(r"^[ \t]{0,64}rank[ \t]{0,8}:[ \t]{0,8}(\d{1,9})", re.MULTILINE), int),
+    ("local_rank", re.compile(r"\(local_rank:[ \t]{0,8}(\d{1,9})\)"), int),
+    ("exit_code", re.compile(r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}(-?\d{1,9})", re.MULTILINE), int),
+    (
+        "pid",
+        re.compile(
+            r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}(\d{1,9})\)", re.MULTILINE
+        ),
+        int,
+    ),
+    ("host", re.compile(r"^[ \t]{0,64}host[ \t]{0,8}:[ \t]{0,8}(\S{1,256})", re.MULTILINE), str),
+    ("signal", re.compile(r"Signal \d{1,3} \((SIG[A-Z]{1,12})\) received", re.MULTILINE), str),
+    ("script", re.compile(r"(?:^|: )[ \t]{0,64}(\S{1,512}) FAILED[ \t\r]{0,64}$", re.MULTILINE), str),
 )
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from whathappened.errors import UsageError
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$")
+_DURATION = re.compile(r"^\s*(\d{1,18}(?:\.\d{1,18})?)\s*(ms|s|m|h|d|w)\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # Go's time.RFC1123 as AWS IMDS and Azure "Fri, 20 Nov 2026 07:16:00 GMT" messages write it, and AWS's
 # events/maintenance/scheduled form "2 Jan 2006 15:04:05 GMT".
@@ -29,7 +29,7 @@ def parse_duration(text: str) -> timedelta:
     """``90m``, ``6h``, ``2d``, ``1.5h``, ``30s``, or compound Go-style ``1h30m``."""
     if not text or not text.strip():
         raise UsageError("empty duration; use a form such as 90m, 6h or 2d")
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)", text.strip())
+    parts = re.findall(r"(?<![\d.])(\d{1,18}(?:\.\d{1,18})?)(ms|s|m|h|d|w)", text.strip())  # fenced: linear
     if not parts or "".join(n + u for n, u in parts) != text.strip():
         match = _DURATION.match(text)
         if not match:

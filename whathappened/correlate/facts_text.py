@@ -23,14 +23,18 @@ MAX_FRAMES = 5
 # --- ranks ------------------------------------------------------------------------------------------------------
 
 _GLOBAL_RANK = (
-    re.compile(r"\[[Rr]ank ?(\d+)\]"),  # [rank3]: and [Rank 3]
-    re.compile(r"^\s*rank\s*:\s*(\d+)\s*\(local_rank", re.MULTILINE),  # torchrun's failure summary
-    re.compile(r"(?<![A-Z_])(?:RANK|global_rank)[=:]\s*(\d+)\b"),  # RANK=3, global_rank: 3 (not LOCAL_RANK)
+    re.compile(r"\[[Rr]ank ?(\d{1,9})\]"),  # [rank3]: and [Rank 3]
+    re.compile(
+        r"^[ \t]{0,64}rank[ \t]{0,64}:[ \t]{0,64}(\d{1,9})[ \t]{0,64}\(local_rank", re.MULTILINE
+    ),  # torchrun's failure summary
+    re.compile(r"(?<![A-Z_])(?:RANK|global_rank)[=:][ \t]{0,16}(\d{1,9})\b"),  # RANK=3, global_rank: 3 (not LOCAL_RANK)
 )
 _LOCAL_RANK = (
-    re.compile(r"\blocal[_ ]rank[=:]?\s*(\d+)", re.IGNORECASE),  # local_rank: 3, "local rank 3", LOCAL_RANK=3
+    re.compile(
+        r"\blocal[_ ]rank[=:]?[ \t]{0,16}(\d{1,9})", re.IGNORECASE
+    ),  # local_rank: 3, "local rank 3", LOCAL_RANK=3
 )
-_WORLD_SIZE = re.compile(r"\bworld[_ ]size[=:]?\s*(\d+)", re.IGNORECASE)
+_WORLD_SIZE = re.compile(r"\bworld[_ ]size[=:]?[ \t]{0,16}(\d{1,9})", re.IGNORECASE)
 
 
 def global_rank_in(text: str) -> int | None:
@@ -57,9 +61,10 @@ def world_size_in(text: str) -> int | None:
 # --- traceback frames -------------------------------------------------------------------------------------------
 
 _FRAME = re.compile(
-    r'^[ \t]*(?:\[rank\d+\]:[ \t]*)?File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>[^\n]+))?[ \t]*\n'
+    r'^[ \t]{0,64}(?:\[rank\d{1,9}\]:[ \t]{0,16})?File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,9})'
+    r"(?:, in (?P<func>[^\n]{1,512}?))?[ \t]{0,64}\n"
     # the source line is indented under its File line; the exception's final line is not
-    r"(?:(?:\[rank\d+\]:)?[ \t]{2,}(?P<code>(?!File \")[^\n]*\S)[ \t]*(?:\n|$))?",
+    r"(?:(?:\[rank\d{1,9}\]:)?[ \t]{2,64}(?P<code>(?!File \")[^\n]{0,1024}\S)[ \t]{0,64}(?:\n|$))?",
     re.MULTILINE,
 )
 
@@ -100,7 +105,9 @@ _UNITS = {
     "MB": 10**6,
     "GB": 10**9,
 }
-_SIZE = r"([\d.]+) ?(bytes|[KMGT]i?B|B)\b"  # PyTorch writes "0 bytes" for nothing
+# PyTorch writes "0 bytes" for nothing. The number is fenced by a lookbehind: tried from its first digit only,
+# not from every digit of a long run (which made a search over a line of digits quadratic).
+_SIZE = r"(?<![\d.])([\d.]{1,24}) ?(bytes|[KMGT]i?B|B)\b"
 _OOM_FIELDS = {
     "tried": (re.compile(r"Tried to allocate " + _SIZE),),
     "total": (

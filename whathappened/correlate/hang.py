@@ -23,10 +23,24 @@ from whathappened.model import Hang, TimelineEvent
 
 # a training loop's progress line: "step=12300 loss=2.18", "iteration 1200/5000 | lm loss: 2.1", HF's
 # "{'loss': 2.1, ..., 'epoch': 0.4}", Lightning's "Epoch 3: 45%|... loss=2.1"
-_PROGRESS = re.compile(
-    r"\b(?:global[_ ]step|step|iteration|iter)\b\s*[=:]?\s*\d+.*\bloss\b|\bloss\b.*\b(?:step|iteration|epoch)\b",
-    re.IGNORECASE,
-)
+# Two searches per line, not one regex with ".*" between the words: that retried the rest of the line from
+# every "step" of a line that never says loss (quadratic); the first counter of a line is the only one to try.
+_COUNTER = re.compile(r"\b(?:global[_ ]step|step|iteration|iter)\b\s{0,8}[=:]?\s{0,8}\d", re.IGNORECASE)
+_LOSS = re.compile(r"\bloss\b", re.IGNORECASE)
+_AFTER_LOSS = re.compile(r"\b(?:step|iteration|epoch)\b", re.IGNORECASE)
+
+
+def is_progress(text: str) -> bool:
+    for line in text.split("\n"):
+        counter = _COUNTER.search(line)
+        if counter and _LOSS.search(line, counter.end()):
+            return True
+        loss = _LOSS.search(line)
+        if loss and _AFTER_LOSS.search(line, loss.end()):
+            return True
+    return False
+
+
 # a silent rank is named only when few are missing: when most of a world never logs (rank 0 of each node only,
 # say), the silence says nothing about who hung
 MAX_SILENT = 2
@@ -122,7 +136,7 @@ def _last_progress(timeline: Sequence[TimelineEvent], until: datetime) -> tuple[
     best: TimelineEvent | None = None
     for event in timeline:
         later = best is None or event.at >= best.at
-        if later and event.at <= until and event.source != "prometheus" and _PROGRESS.search(text_of(event)):
+        if later and event.at <= until and event.source != "prometheus" and is_progress(text_of(event)):
             best = event
     if best is None:
         return None, None
