@@ -4,11 +4,11 @@ are the test suite's session fixtures."""
 
 from pathlib import Path
 
-from tests.support import SCENARIOS_DIR
+from tests.support import SHARED_SCENARIOS_DIR
 
-if not SCENARIOS_DIR.is_dir():  # fail loudly at collection, naming the folder: an empty suite must never pass
+if not SHARED_SCENARIOS_DIR.is_dir():  # fail loudly at collection, naming the folder: an empty suite must never pass
     raise FileNotFoundError(
-        f"the acceptance suite needs the shared scenarios at {SCENARIOS_DIR} (a folder beside the repository)"
+        f"the acceptance suite needs the shared scenarios at {SHARED_SCENARIOS_DIR} (a folder beside the repository)"
     )
 
 pytest_plugins = sorted(

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.acceptance import BIN, own_scenarios, run_cli, scenario_args, verdict_problems
+from tests.acceptance import BIN, own_scenarios, run_cli, scenario_args, scenario_id, shared_scenarios, verdict_problems
 from tests.fixtures.kube import TOKEN
-from tests.support import Scenario, all_scenarios
+from tests.support import Scenario
 
-SHARED = all_scenarios()
+SHARED = shared_scenarios()
 EVERY = SHARED + own_scenarios()
 
 
@@ -45,7 +45,7 @@ def _statuses(document: dict[str, Any]) -> dict[str, str]:
     return {s["name"]: s["status"] for s in document["sources"]}
 
 
-@pytest.mark.parametrize("scenario", EVERY, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", EVERY, ids=scenario_id)
 def test_verdicts_from_live_sources(scenario: Scenario, live):
     code, document, stderr = run_cli(*live(scenario))
     assert code == 0, stderr
@@ -56,7 +56,7 @@ def test_verdicts_from_live_sources(scenario: Scenario, live):
 
 
 @pytest.mark.parametrize("left_out", ["kubernetes", "prometheus", "logs"])
-@pytest.mark.parametrize("scenario", SHARED, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", SHARED, ids=scenario_id)
 def test_live_with_a_source_left_out(scenario: Scenario, left_out: str, live):
     code, document, stderr = run_cli(*live(scenario), "--without", left_out)
     if code == 4:
@@ -68,7 +68,7 @@ def test_live_with_a_source_left_out(scenario: Scenario, left_out: str, live):
     assert document["pods"], "the remaining sources still name the pods"
 
 
-@pytest.mark.parametrize("scenario", SHARED, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", SHARED, ids=scenario_id)
 def test_html_report_from_live_sources(scenario: Scenario, live, tmp_path):
     page = tmp_path / "report.html"
     result = subprocess.run(

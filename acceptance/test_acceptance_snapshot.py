@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from whathappened.collectors._log_parse import match_line
 
-from tests.acceptance import own_scenarios, run_cli, scenario_args, verdict_problems
-from tests.support import Scenario, all_scenarios
+from tests.acceptance import own_scenarios, run_cli, scenario_args, scenario_id, shared_scenarios, verdict_problems
+from tests.support import Scenario
 from whathappened.timeutils import isoformat, parse_timestamp
 
-SHARED = all_scenarios()
+SHARED = shared_scenarios()
 EVERY = SHARED + own_scenarios()
 _RUNS: dict[tuple[str, ...], tuple[int, dict[str, Any] | None, str]] = {}
 
@@ -26,7 +26,7 @@ def snapshot_run(scenario: Scenario, *extra: str) -> tuple[int, dict[str, Any] |
     return _RUNS[key]
 
 
-@pytest.mark.parametrize("scenario", EVERY, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", EVERY, ids=scenario_id)
 def test_verdicts_from_snapshot(scenario: Scenario):
     code, document, stderr = snapshot_run(scenario)
     assert code == 0, stderr
@@ -38,7 +38,7 @@ def _times(document: Mapping[str, Any], **where: str) -> set[str]:
     return {e["time"] for e in document["timeline"] if all(e.get(k) == v for k, v in where.items())}
 
 
-@pytest.mark.parametrize("scenario", SHARED, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", SHARED, ids=scenario_id)
 def test_snapshot_shows_every_pod_event_and_signature_line(scenario: Scenario):
     _code, document, stderr = snapshot_run(scenario)
     assert document is not None, stderr
@@ -68,7 +68,7 @@ def test_snapshot_shows_every_pod_event_and_signature_line(scenario: Scenario):
 
 
 @pytest.mark.parametrize("left_out", ["kubernetes", "prometheus", "logs"])
-@pytest.mark.parametrize("scenario", SHARED, ids=lambda s: s.name)
+@pytest.mark.parametrize("scenario", SHARED, ids=scenario_id)
 def test_each_source_left_out_is_said_and_the_rest_still_answers(scenario: Scenario, left_out: str):
     code, document, stderr = snapshot_run(scenario, "--without", left_out)
     if code == 4:  # only that source knew the experiment: exit 4 must say so in one line

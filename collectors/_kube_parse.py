@@ -42,6 +42,7 @@ __all__ = [
     "REASONS",
     "WINDOW_SLACK",
     "discover_from_objects",
+    "event_names",
     "event_regarding",
     "event_relevance",
     "events_from_objects",
@@ -266,6 +267,13 @@ def _workload_prefixes(scope: Scope) -> set[tuple[str, str]]:
     DeadlineExceeded still explains its pods after they are gone.
     """
     return {(p.namespace, p.name[:i]) for p in scope.pods for i, char in enumerate(p.name) if char == "-" and i}
+
+
+def event_names(scope: Scope) -> set[str]:
+    """Every object name an Event that ``event_relevance`` keeps can be about: a store asked by name must be
+    asked for all of them, the workloads named by convention included (a deleted Job's DeadlineExceeded)."""
+    names = set(scope.pod_names) | set(scope.node_names) | {p.owner_name for p in scope.pods if p.owner_name}
+    return names | {name for _, name in _workload_prefixes(scope)} | {scope.query.experiment}
 
 
 def event_relevance(scope: Scope) -> Callable[[Mapping[str, Any]], bool]:

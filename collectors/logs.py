@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from whathappened.collectors import _log_parse, _log_query
+from whathappened.collectors import _kube_parse, _log_parse, _log_query
 from whathappened.collectors._log_client import (
     Elasticsearch,
     OpenSearchNode,
@@ -202,7 +202,7 @@ class LogCollector:
         return [exact_tail(index, plan, target, batch) for target in targets]
 
     def _archived(self, scope: Scope, batch: Batch) -> list[Search]:
-        names = set(scope.pod_names) | set(scope.node_names) | {p.owner_name for p in scope.pods if p.owner_name}
+        names = _kube_parse.event_names(scope)
         return [self._events(_log_query.archived_events(scope.window, names), batch)] if names else []
 
     def _events(self, query: dict[str, Any], batch: Batch) -> Pages:

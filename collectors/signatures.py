@@ -126,7 +126,9 @@ def _ib_status(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     return {"ib_status": status, "ib_status_name": name, "network": True}
 
 
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?', re.MULTILINE)
+_FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
+    r'^[ \t]{0,64}File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<func>\S{1,256}))?', re.MULTILINE
+)
 _FINAL = re.compile(
     r"^(?:\[rank\d+\]:\s*)?(?P<exception>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)\b)"
     r"(?::[ \t]*(?P<message>.*))?$",

@@ -1,4 +1,5 @@
-"""Helpers for tests: the shared scenarios, free loopback ports, and server processes with readiness checks."""
+"""Helpers for tests: the project's own scenarios (and the shared ones, for the acceptance suite), free loopback
+ports, and server processes with readiness checks."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ import httpx
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-SCENARIOS_DIR = REPO.parent / "shared" / "scenarios"
+# The tests read only what the repository holds: the incidents the project's generator wrote. The shared
+# scenarios beside the repository are the acceptance suite's (make acceptance), never the tests'.
+SCENARIOS_DIR = REPO / "tests" / "scenarios"
+SHARED_SCENARIOS_DIR = REPO.parent / "shared" / "scenarios"
 
 
 @dataclass(frozen=True)
@@ -66,9 +70,9 @@ def load_scenario(path: Path) -> Scenario:
 
 
 def all_scenarios(root: Path = SCENARIOS_DIR) -> list[Scenario]:
-    """Every shared scenario; a missing shared/ folder is a failure, not an empty list."""
+    """Every scenario in a folder (the project's own by default); a missing folder is a failure, not an empty list."""
     if not root.is_dir():
-        raise FileNotFoundError(f"shared scenarios not found at {root}")
+        raise FileNotFoundError(f"scenarios not found at {root}")
     return [load_scenario(p) for p in sorted(root.iterdir()) if (p / "scenario.yaml").is_file()]
 
 

@@ -1,4 +1,4 @@
-"""Every scenario (the shared ones and the project's own in tests/scenarios) end to end through the offline
+"""Every scenario of the project's own (tests/scenarios) end to end through the offline
 snapshot collectors and the correlator, then again with each source left out in turn wherever the remaining
 sources still hold the evidence.
 
@@ -18,19 +18,19 @@ from typing import Any
 import pytest
 from whathappened.collectors.snapshot import snapshot_collectors, without
 
-from tests.support import REPO, Scenario, all_scenarios
+from tests.support import Scenario, all_scenarios
 from whathappened.correlate import CAUSES, Correlation, correlate
 from whathappened.gather import gather
 from whathappened.model import Window
 from whathappened.scope import Collector, Query
+from whathappened.synth.catalog import CORE
 from whathappened.timeutils import isoformat, parse_timestamp
 
-SHARED = all_scenarios()
-OURS = all_scenarios(REPO / "tests" / "scenarios")
-SCENARIOS = SHARED + OURS
+SCENARIOS = all_scenarios()
 # The project's own scenarios whose sources were reviewed one by one for the left-out runs below; one added
 # later runs with every source until someone decides what each source alone still shows.
 REVIEWED = {
+    *CORE,
     "completed",
     "config-error",
     "deadline-exceeded",
@@ -47,7 +47,7 @@ REVIEWED = {
     "scheduler-preemption",
     "spot-preemption-azure",
 }
-LEFT_OUT = [s for s in SCENARIOS if s in SHARED or s.name in REVIEWED]
+LEFT_OUT = [s for s in SCENARIOS if s.name in REVIEWED]
 SOURCES = ("kubernetes", "prometheus", "logs")
 COLLATERAL = {"nccl-error", "nccl-timeout", "peer-failure"}
 
@@ -177,7 +177,7 @@ def _with_log_clock_shifted(scenario: Scenario, seconds: int, folder: Path) -> S
 @pytest.mark.parametrize("seconds", [-110, 110])
 @pytest.mark.parametrize("name", SKEWED)
 def test_log_clock_skew_under_two_minutes_changes_no_verdict(name: str, seconds: int, tmp_path: Path) -> None:
-    scenario = next(s for s in SHARED if s.name == name)
+    scenario = next(s for s in SCENARIOS if s.name == name)
     shifted = _with_log_clock_shifted(scenario, seconds, tmp_path / name)
     assert (shifted.path / "logs.ndjson").read_text() != (scenario.path / "logs.ndjson").read_text()
     check(correlated(shifted), scenario.expected)

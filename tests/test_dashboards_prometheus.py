@@ -7,6 +7,7 @@ with ``$__range`` the window's length, the ``experiment`` variable as Grafana's 
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -240,12 +241,26 @@ def expected_pods(name: str) -> set[str]:
     return {entry["pod"] for entry in scenario(name).expected}
 
 
+def root_pod(name: str) -> str:
+    return next(entry["pod"] for entry in scenario(name).expected if entry["root"])
+
+
+def node_of(name: str, pod: str) -> str:
+    items = json.loads((scenario(name).path / "kubernetes" / "pods.json").read_text())["items"]
+    return str(next(p["spec"]["nodeName"] for p in items if p["metadata"]["name"] == pod))
+
+
+XID79_NODE = node_of("xid79-fallen-off-bus", root_pod("xid79-fallen-off-bus"))
+XID79_GPU = "5"  # the GPU the project's story drops off the bus
+MAINTENANCE_NODE = node_of("maintenance-eviction", root_pod("maintenance-eviction"))
+
+
 @pytest.mark.servers
-def test_xid_panel_shows_xid_79_on_gpu_node_19_gpu_5(data: Datasets) -> None:
+def test_xid_panel_shows_xid_79_on_the_gpu_that_fell_off(data: Datasets) -> None:
     by_query = data.view("xid79-fallen-off-bus")
     for where in ("panel Xid errors A", "annotation Xid errors"):
         shown = labels(by_query[f"experiment.json:{where}"])
-        assert {"xid": "79", "node": "gpu-node-19", "gpu": "5"} in [
+        assert {"xid": "79", "node": XID79_NODE, "gpu": XID79_GPU} in [
             {k: m.get(k) for k in ("xid", "node", "gpu")} for m in shown
         ], where
         assert {m["xid"] for m in shown} == {"79"}, where
@@ -254,9 +269,9 @@ def test_xid_panel_shows_xid_79_on_gpu_node_19_gpu_5(data: Datasets) -> None:
             "xid79-fallen-off-bus", "fleet-gpu-health.json:panel GPUs with Xid, ECC, row-remap or thermal events A"
         )
     )
-    assert fleet == [{"node": "gpu-node-19", "gpu": "5", "event": "xid", "xid": "79"}]
+    assert fleet == [{"node": XID79_NODE, "gpu": XID79_GPU, "event": "xid", "xid": "79"}]
     ranked = data.result("xid79-fallen-off-bus", "fleet-gpu-health.json:panel Nodes ranked by failures A")
-    assert ranked[0]["metric"]["node"] == "gpu-node-19"
+    assert ranked[0]["metric"]["node"] == XID79_NODE
 
 
 @pytest.mark.servers
@@ -275,16 +290,13 @@ def test_pod_phases_and_termination_reasons(data: Datasets) -> None:
         assert {m["pod"] for m in labels(phases)} == expected_pods(name), name
         assert all(float(v) in (1, 2, 3, 4, 5) for series in phases for _, v in series["values"])
     ended = labels(data.result("xid79-fallen-off-bus", "experiment.json:panel Termination reasons A"))
-    assert {"pod": "gpt-neox-20b-sweep3-workers-0-2", "source": "container terminated", "reason": "Error"} in [
+    assert {"pod": root_pod("xid79-fallen-off-bus"), "source": "container terminated", "reason": "Error"} in [
         {k: m.get(k) for k in ("pod", "source", "reason")} for m in ended
     ]
     evicted = labels(data.result("maintenance-eviction", "experiment.json:panel Termination reasons A"))
-    assert {"pod": "llama-70b-run7-worker-2", "source": "disruption", "reason": "EvictionByEvictionAPI"} in [
+    assert {"pod": root_pod("maintenance-eviction"), "source": "disruption", "reason": "EvictionByEvictionAPI"} in [
         {k: m.get(k) for k in ("pod", "source", "reason")} for m in evicted
     ]
-
-
-MAINTENANCE_NODE = "aks-h100pool-28731945-vmss000002"
 
 
 @pytest.mark.servers
@@ -387,7 +399,7 @@ def test_every_query_also_runs_on_victoriametrics(victoria_servers: VictoriaServ
     found = run_all(victoria_servers.url_for(xid79.name), xid79)
     xid = labels(found["experiment.json:panel Xid errors A"])
     assert [{k: m[k] for k in ("xid", "node", "gpu")} for m in xid] == [
-        {"xid": "79", "node": "gpu-node-19", "gpu": "5"}
+        {"xid": "79", "node": XID79_NODE, "gpu": XID79_GPU}
     ]
     assert {m["pod"] for m in labels(found["experiment.json:panel GPU utilization A"])} == expected_pods(xid79.name)
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+from pathlib import Path
+
 import httpx
 
 from tests.support import SCENARIOS_DIR, load_scenario
@@ -15,10 +19,17 @@ def _query(url: str, expr: str, at: float) -> list[dict]:
     return response.json()["data"]["result"]
 
 
+def _root_node(folder: Path) -> str:
+    root = next(e["pod"] for e in load_scenario(folder).expected if e["root"])
+    pods = json.loads((folder / "kubernetes" / "pods.json").read_text())["items"]
+    return str(next(p["spec"]["nodeName"] for p in pods if p["metadata"]["name"] == root))
+
+
 def test_both_backends_hold_the_xid_79_sample(prometheus_servers, victoria_servers) -> None:
     scenario = load_scenario(SCENARIOS_DIR / SCENARIO)
     end = scenario.end.timestamp()
-    expr = 'max_over_time(DCGM_FI_DEV_XID_ERRORS{Hostname="gpu-node-19",gpu="5"}[2h])'
+    # one series while the pod held the GPU (0), one after dcgm-exporter dropped its pod labels (0, then 79)
+    expr = f'max_over_time(DCGM_FI_DEV_XID_ERRORS{{Hostname="{_root_node(scenario.path)}",gpu="5"}}[2h])'
     for url in (prometheus_servers.url_for(SCENARIO), victoria_servers.url_for(SCENARIO)):
         values = sorted(float(r["value"][1]) for r in _query(url, expr, end))
         assert values == [0.0, 79.0], url
@@ -31,4 +42,6 @@ def test_sample_counts_match_the_file(prometheus_servers, victoria_servers) -> N
     counts = [
         float(_query(u, expr, at)[0]["value"][1]) for u in (prometheus_servers(SCENARIO), victoria_servers(SCENARIO))
     ]
-    assert counts == [4740.0, 4740.0]
+    text = gzip.decompress((scenario.path / "prometheus.om.gz").read_bytes()).decode()
+    recorded = sum(1 for line in text.splitlines() if line.startswith("kube_pod_status_phase{"))
+    assert recorded > 1000 and counts == [recorded, recorded]

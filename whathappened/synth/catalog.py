@@ -5,13 +5,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from whathappened.synth import demo, stories_cloud, stories_gpu, stories_guards, stories_hw, stories_k8s
+from whathappened.synth import demo, stories_cloud, stories_core, stories_gpu, stories_guards, stories_hw, stories_k8s
 from whathappened.synth.ids import Ids
 from whathappened.synth.spec import Recording
 
 Story = Callable[[Ids], Recording]
 
 SCENARIOS: dict[str, Story] = {
+    "xid79-fallen-off-bus": stories_core.xid79_fallen_off_bus,
+    "maintenance-eviction": stories_core.maintenance_eviction,
+    "history-after-deletion": stories_core.history_after_deletion,
+    "ecc-dbe": stories_core.ecc_dbe,
+    "oom-killed": stories_core.oom_killed,
+    "cuda-oom": stories_core.cuda_oom,
+    "app-traceback": stories_core.app_traceback,
+    "deleted-by-user": stories_core.deleted_by_user,
+    "nccl-timeout-unknown": stories_core.nccl_timeout_unknown,
+    "node-pressure-eviction": stories_core.node_pressure_eviction,
+    "spot-preemption": stories_core.spot_preemption,
+    "unschedulable": stories_core.unschedulable,
     "node-failure": stories_hw.node_failure,
     "nvlink-error": stories_hw.nvlink_error,
     "gpu-thermal": stories_hw.gpu_thermal,
@@ -38,3 +50,5 @@ DEFAULT_SEED = 20261120
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = REPO / "tests" / "scenarios"
 DEMOS_DIR = REPO / "whathappened" / "data" / "incidents"
+# The core incidents (one per common way a training pod dies): the tests run these against every backend.
+CORE = tuple(name for name, story in SCENARIOS.items() if story.__module__ == stories_core.__name__)
