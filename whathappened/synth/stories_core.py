@@ -197,7 +197,7 @@ def oom_killed(ids: Ids) -> Recording:
     for i, kill in enumerate(kills):
         pid = 52110 + 37 * i
         rec.say(pod, kill - timedelta(minutes=3), f"tokenized 1{i}4,000,000 documents; buffering shard batch", "stdout")
-        rec.kernel(node, kill, f"python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=999")
+        rec.kernel(node, kill, "python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=999")
         rec.kernel(
             node,
             kill,
