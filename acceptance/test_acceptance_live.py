@@ -22,7 +22,7 @@ def live(kube_double, prometheus_servers, search_server):
 
     def arguments(scenario: Scenario) -> list[str]:
         kube = kube_double(scenario)
-        prometheus = prometheus_servers.url_for(scenario.name, scenario.path / "prometheus.om.gz")
+        prometheus = prometheus_servers.url_for(scenario.key, scenario.path / "prometheus.om.gz")
         indices = search_server.load_scenario(scenario)
         return [
             *scenario_args(scenario),

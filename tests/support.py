@@ -39,6 +39,12 @@ class Scenario:
     expected: tuple[dict[str, Any], ...]
 
     @property
+    def key(self) -> str:
+        """A name unique across the project's scenarios and the shared ones of the same name (servers and
+        indices are cached by it)."""
+        return self.name if self.path.parent == SCENARIOS_DIR else f"shared-{self.name}"
+
+    @property
     def window_args(self) -> list[str]:
         return [
             "--start",
