@@ -4,7 +4,7 @@ are the test suite's session fixtures."""
 
 from pathlib import Path
 
-from tests.support import SHARED_SCENARIOS_DIR
+from acceptance.shared import SHARED_SCENARIOS_DIR
 
 if not SHARED_SCENARIOS_DIR.is_dir():  # fail loudly at collection, naming the folder: an empty suite must never pass
     raise FileNotFoundError(

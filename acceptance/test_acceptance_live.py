@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.acceptance import BIN, own_scenarios, run_cli, scenario_args, scenario_id, shared_scenarios, verdict_problems
+from acceptance.shared import own_scenarios, scenario_id, shared_scenarios
+from tests.acceptance import BIN, run_cli, scenario_args, verdict_problems
 from tests.fixtures.kube import TOKEN
 from tests.support import Scenario
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from whathappened.collectors._log_parse import match_line
 
-from tests.acceptance import own_scenarios, run_cli, scenario_args, scenario_id, shared_scenarios, verdict_problems
+from acceptance.shared import own_scenarios, scenario_id, shared_scenarios
+from tests.acceptance import run_cli, scenario_args, verdict_problems
 from tests.support import Scenario
 from whathappened.timeutils import isoformat, parse_timestamp
 

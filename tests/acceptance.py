@@ -10,30 +10,11 @@ from typing import Any
 
 import jsonschema
 
-from tests.support import REPO, SHARED_SCENARIOS_DIR, Scenario, all_scenarios, load_scenario
+from tests.support import Scenario
 from whathappened.render.jsonout import schema
 
 BIN = Path(sys.executable).parent / "whathappened"
 COLLATERAL_CAUSES = {"nccl-error", "nccl-timeout", "peer-failure"}
-OWN_SCENARIOS = REPO / "tests" / "scenarios"
-
-
-def shared_scenarios() -> list[Scenario]:
-    """The shared acceptance scenarios beside the repository (the conftest has already failed if they are missing)."""
-    return all_scenarios(SHARED_SCENARIOS_DIR)
-
-
-def scenario_id(scenario: Scenario) -> str:
-    """Test ids that tell a shared scenario from the project's own of the same name."""
-    own = scenario.path.parent == OWN_SCENARIOS
-    return f"{'own' if own else 'shared'}/{scenario.name}"
-
-
-def own_scenarios() -> list[Scenario]:
-    """Scenarios the project's generator made for the cause codes and guards the shared set does not show."""
-    if not OWN_SCENARIOS.is_dir():
-        return []
-    return [load_scenario(p) for p in sorted(OWN_SCENARIOS.iterdir()) if (p / "scenario.yaml").is_file()]
 
 
 def run_cli(*args: str, timeout: float = 120) -> tuple[int, dict[str, Any] | None, str]:

@@ -1,5 +1,5 @@
 """Synthetic incidents written in the scenario folder format (kubectl JSON, OpenMetrics, Elasticsearch bulk
-NDJSON), for the causes the shared scenarios do not show. Each incident is read back through the real snapshot
+NDJSON), for causes and shapes the generated incidents do not show. Each incident is read back through the real snapshot
 collectors, so the test covers the parsers' words and the correlator's rules together.
 """
 

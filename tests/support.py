@@ -1,5 +1,5 @@
-"""Helpers for tests: the project's own scenarios (and the shared ones, for the acceptance suite), free loopback
-ports, and server processes with readiness checks."""
+"""Helpers for tests: the project's own scenarios, free loopback ports, and server processes with readiness
+checks."""
 
 from __future__ import annotations
 
@@ -21,9 +21,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 # The tests read only what the repository holds: the incidents the project's generator wrote. The shared
-# scenarios beside the repository are the acceptance suite's (make acceptance), never the tests'.
+# scenarios beside the repository are the acceptance suite's (acceptance/shared.py), never the tests'.
 SCENARIOS_DIR = REPO / "tests" / "scenarios"
-SHARED_SCENARIOS_DIR = REPO.parent / "shared" / "scenarios"
 
 
 @dataclass(frozen=True)

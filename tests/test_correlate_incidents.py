@@ -1,4 +1,4 @@
-"""Incidents of the causes the shared scenarios do not show, written in the scenario format and read back through
+"""Incidents of causes and shapes the generated scenarios do not show, written in the scenario format and read back through
 the snapshot collectors: node failure, NVLink, heat, the network, preemption, image pulls, liveness probes, Job
 deadlines, a clean finish. Each asserts cause, root and caused_by as the acceptance suite would."""
 
