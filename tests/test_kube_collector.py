@@ -1,4 +1,4 @@
-"""The live Kubernetes collector against the API test double, for every shared scenario.
+"""The live Kubernetes collector against the API test double, for every scenario of the project.
 
 Every pod, event and node the scenario's API still holds comes back at its time, the request budget holds
 (at most 10 requests besides logs, all GETs), and the live timeline equals what the pure parsers make of the
