@@ -79,12 +79,12 @@ def test_core_v1_maintenance_notice() -> None:
     assert event is not None
     assert (event.kind, event.at, event.subject.node) == (
         Kind.MAINTENANCE_NOTICE,
-        at("2026-11-20T07:01:00Z"),
+        at("2026-11-13T09:00:00Z"),
         raw["involvedObject"]["name"],
     )
     assert event.attrs["provider"] == "azure"
     assert event.attrs["event_type"] == "Reboot"
-    assert event.attrs["not_before"] == at("2026-11-20T07:16:00Z")
+    assert event.attrs["not_before"] == at("2026-11-13T09:15:00Z")  # read from the message's own time
     assert event.severity is Severity.WARNING
 
 
@@ -278,20 +278,20 @@ def test_pod_warning_outside_the_table_is_kept_as_a_warning() -> None:
 def test_parse_pod_oom_killed() -> None:
     pod = parse_pod(recorded("oom-killed", "pods")[0])
     assert (pod.name, pod.namespace, pod.node, pod.phase) == (
-        "tokenize-pile-shard42-7xk2p",
+        "tokenize-redpajama-p17-7h42f",
         "data",
-        "cpu-pool-d64-7",
+        "cpu-heavy-r07-n01",
         "Failed",
     )
-    assert (pod.owner_kind, pod.owner_name) == ("Job", "tokenize-pile-shard42")
+    assert (pod.owner_kind, pod.owner_name) == ("Job", "tokenize-redpajama-p17")
     container = pod.containers[0]
     assert (container.restarts, container.reason, container.exit_code, container.last_reason) == (
-        3,
+        2,
         "OOMKilled",
         137,
         "OOMKilled",
     )
-    assert pod.ended == at("2026-11-20T07:25:00Z")
+    assert pod.ended == at("2026-11-16T07:44:00Z")
     assert pod.sources == frozenset({"kubernetes"})
 
 
@@ -302,16 +302,16 @@ def test_gpus_requested_from_limits() -> None:
 def test_pod_events_oom_current_and_previous() -> None:
     events = pod_events(recorded("oom-killed", "pods")[0])
     ooms = sorted((e.at, e.attrs["previous"]) for e in events if e.kind == Kind.OOM_KILLED)
-    assert ooms == [(at("2026-11-20T07:07:00Z"), True), (at("2026-11-20T07:25:00Z"), False)]
+    assert ooms == [(at("2026-11-16T07:21:00Z"), True), (at("2026-11-16T07:44:00Z"), False)]
     restarted = next(e for e in events if e.kind == Kind.CONTAINER_RESTARTED)
-    assert restarted.attrs["restarts"] == 3
+    assert restarted.attrs["restarts"] == 2
 
 
 def test_pod_events_eviction_api_disruption() -> None:
     pod = next(p for p in recorded("maintenance-eviction", "pods") if p["metadata"]["name"].endswith("-2"))
     kinds = {e.kind: e for e in pod_events(pod)}
     assert kinds[Kind.DISRUPTION_TARGET].attrs["reason"] == "EvictionByEvictionAPI"
-    assert kinds[Kind.EVICTION_API].at == at("2026-11-20T07:03:00Z")
+    assert kinds[Kind.EVICTION_API].at == at("2026-11-13T09:02:03Z")
     assert kinds[Kind.CONTAINER_TERMINATED].attrs["exit_code"] == 143
 
 
@@ -320,7 +320,7 @@ def test_pod_events_unschedulable() -> None:
     failed = next(e for e in events if e.kind == Kind.FAILED_SCHEDULING)
     assert failed.attrs["reason"] == "Unschedulable"
     assert "Insufficient nvidia.com/gpu" in failed.attrs["message"]
-    assert failed.at == at("2026-11-20T06:10:00Z")
+    assert failed.at == at("2026-11-19T12:30:01Z")  # the PodScheduled condition's transition
 
 
 def test_pod_events_node_pressure_eviction() -> None:
@@ -346,7 +346,7 @@ def test_pod_experiment_first_key_present() -> None:
 
 
 def test_parse_node_providers_and_taints() -> None:
-    azure = parse_node(recorded("maintenance-eviction", "nodes")[2])
+    azure = parse_node(recorded("maintenance-eviction", "nodes")[3])
     aws = parse_node(recorded("spot-preemption", "nodes")[0])
     assert (azure.provider, azure.instance_type, azure.gpu_count, azure.unschedulable, azure.ready) == (
         "azure", "Standard_ND96isr_H100_v5", 8, True, True,
@@ -367,14 +367,16 @@ def test_parse_node_providers_and_taints() -> None:
 
 
 def test_node_events_maintenance_condition_and_cordon_taint() -> None:
-    node = recorded("maintenance-eviction", "nodes")[2]
-    events = {e.kind: e for e in node_events(node, WINDOW)}
+    node = recorded("maintenance-eviction", "nodes")[3]
+    scenario = SCENARIOS["maintenance-eviction"]
+    window = Window(scenario.start, scenario.end)
+    events = {e.kind: e for e in node_events(node, window)}
     notice = events[Kind.MAINTENANCE_NOTICE]
     assert (notice.at, notice.attrs["provider"], notice.attrs["not_before"]) == (
-        at("2026-11-20T07:01:00Z"), "azure", at("2026-11-20T07:16:00Z"),
+        at("2026-11-13T09:00:00Z"), "azure", at("2026-11-13T09:15:00Z"),
     )  # fmt: skip
-    assert events[Kind.NODE_CORDONED].at == at("2026-11-20T07:02:30Z")
-    assert len(node_events(node, Window(WINDOW.start - timedelta(days=1), WINDOW.start))) == 0
+    assert events[Kind.NODE_CORDONED].at == at("2026-11-13T09:02:00Z")
+    assert len(node_events(node, Window(window.start - timedelta(days=1), window.start))) == 0
 
 
 def test_node_events_pressure_ready_npd_labels_and_taints() -> None:

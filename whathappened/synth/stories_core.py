@@ -66,9 +66,10 @@ def _azure_drain(rec: Recording, ids: Ids, node: Node, victim: Pod, notice_at: t
     stamp = not_before.strftime("%a, %d %b %Y %H:%M:%S GMT")
     node_event(rec, node, notice, "RebootScheduled", f"Reboot Scheduled for {stamp}", component="custom-scheduledevents-plugin-monitor",
                type_="Warning")  # fmt: skip
+    # AKS node-problem-detector: the VMEventScheduled condition turns True, with the event in its message
     rec.node_api_conditions[node.name] = [
         {"lastTransitionTime": notice.strftime("%Y-%m-%dT%H:%M:%SZ"), "message": f"Reboot Scheduled for {stamp}",
-         "reason": "RebootScheduled", "status": "True", "type": "RebootScheduled"}
+         "reason": "VMEventScheduled", "status": "True", "type": "VMEventScheduled"}
     ]  # fmt: skip
     drain = notice + timedelta(minutes=2)
     rec.cordoned[node.name] = drain
