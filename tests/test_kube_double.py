@@ -37,6 +37,12 @@ def kubectl(session: KubeSession, tmp_path: Path, *args: str) -> str:
     return done.stdout
 
 
+# The project's own incidents (whathappened/synth/stories_core.py)
+PODS = ["phi-3-medium-pt-r5-master-0", *(f"phi-3-medium-pt-r5-worker-{i}" for i in range(3))]
+MAINTENANCE_NODE = "aks-h100pool-23098820-vmss000003"
+OOM_POD = "tokenize-redpajama-p17-7h42f"
+
+
 @pytest.fixture
 def oom(kube_double: Any) -> KubeSession:
     return kube_double(SCENARIOS["oom-killed"])
@@ -49,15 +55,15 @@ def maintenance(kube_double: Any) -> KubeSession:
 
 def test_kubectl_get_by_label(maintenance: KubeSession, tmp_path: Path) -> None:
     names = kubectl(
-        maintenance, tmp_path, "get", "pods", "-l", "training.kubeflow.org/job-name=llama-70b-run7", "-o", "name"
+        maintenance, tmp_path, "get", "pods", "-l", "training.kubeflow.org/job-name=phi-3-medium-pt-r5", "-o", "name"
     )
-    assert names.split() == [f"pod/llama-70b-run7-worker-{i}" for i in range(4)]
+    assert names.split() == [f"pod/{name}" for name in PODS]
     one = kubectl(
         maintenance, tmp_path, "get", "pods", "-l", "training.kubeflow.org/replica-index in (2)", "-o", "name"
     )
-    assert one.split() == ["pod/llama-70b-run7-worker-2"]
+    assert one.split() == ["pod/phi-3-medium-pt-r5-worker-2"]
     request = next(r for r in maintenance.requests if r.path == "/api/v1/namespaces/research/pods")
-    assert request.query["labelSelector"] == "training.kubeflow.org/job-name=llama-70b-run7"
+    assert request.query["labelSelector"] == "training.kubeflow.org/job-name=phi-3-medium-pt-r5"
     assert request.method == "GET"
 
 
@@ -67,21 +73,22 @@ def test_kubectl_get_events_by_field(maintenance: KubeSession, tmp_path: Path) -
         "involvedObject.kind=Node,reason=RebootScheduled", "-o", "json",
     )  # fmt: skip
     events = json.loads(out)["items"]
-    assert [e["message"] for e in events] == ["Reboot Scheduled for Fri, 20 Nov 2026 07:16:00 GMT"]
+    assert [e["message"] for e in events] == ["Reboot Scheduled for Fri, 13 Nov 2026 09:15:00 GMT"]
 
 
 def test_kubectl_describe_pod_shows_state_and_events(oom: KubeSession, tmp_path: Path) -> None:
-    out = kubectl(oom, tmp_path, "describe", "pod", "tokenize-pile-shard42-7xk2p")
+    out = kubectl(oom, tmp_path, "describe", "pod", OOM_POD)
     assert "Reason:       OOMKilled" in out
-    assert "Restart Count:  3" in out
-    assert "Back-off restarting failed container pytorch" in out
+    assert "Restart Count:  2" in out
+    assert "Back-off restarting failed container main" in out
     search = next(r for r in oom.requests if "involvedObject.uid" in r.query.get("fieldSelector", ""))
-    assert "involvedObject.name=tokenize-pile-shard42-7xk2p" in search.query["fieldSelector"]
+    assert f"involvedObject.name={OOM_POD}" in search.query["fieldSelector"]
 
 
 def test_kubectl_logs_previous(oom: KubeSession, tmp_path: Path) -> None:
-    out = kubectl(oom, tmp_path, "logs", "tokenize-pile-shard42-7xk2p", "--previous", "--timestamps")
-    assert out.splitlines() == ["2026-11-20T07:06:30.000000000Z tokenizing shard 42: 79% done, rss=61.8GiB"]
+    out = kubectl(oom, tmp_path, "logs", OOM_POD, "--previous", "--timestamps")
+    # the run the kernel killed at 07:21 (the current one was killed at 07:44)
+    assert out.splitlines() == ["2026-11-16T07:18:00.000000000Z tokenized 114,000,000 documents; buffering shard batch"]
     log = next(r for r in oom.requests if r.path.endswith("/log"))
     assert log.query["previous"] == "true"
 
@@ -110,28 +117,30 @@ def names(listing: Any) -> list[str]:
 @pytest.mark.parametrize(
     ("selector", "expected"),
     [
-        ("training.kubeflow.org/replica-index=1", [1]),
-        ("training.kubeflow.org/replica-index==1", [1]),
-        ("training.kubeflow.org/replica-index!=1", [0, 2, 3]),
-        ("training.kubeflow.org/replica-index in (0,3)", [0, 3]),
-        ("training.kubeflow.org/replica-index notin (0,3)", [1, 2]),
+        # PODS: master-0 (index 0), worker-0 (index 0), worker-1 (index 1), worker-2 (index 2)
+        ("training.kubeflow.org/replica-index=1", [2]),
+        ("training.kubeflow.org/replica-index==1", [2]),
+        ("training.kubeflow.org/replica-index!=1", [0, 1, 3]),
+        ("training.kubeflow.org/replica-index in (0,2)", [0, 1, 3]),
+        ("training.kubeflow.org/replica-index notin (0,2)", [2]),
         ("training.kubeflow.org/replica-type", [0, 1, 2, 3]),
         ("!training.kubeflow.org/replica-type", []),
-        ("training.kubeflow.org/replica-type=worker,training.kubeflow.org/replica-index in (2)", [2]),
+        ("training.kubeflow.org/replica-type=worker,training.kubeflow.org/replica-index in (0)", [1]),
+        ("training.kubeflow.org/replica-type!=worker", [0]),
     ],
 )
 def test_label_selector_operators(maintenance: KubeSession, selector: str, expected: list[int]) -> None:
     found = names(
         raw(api(maintenance).list_namespaced_pod("research", label_selector=selector, _preload_content=False))
     )
-    assert found == [f"llama-70b-run7-worker-{i}" for i in expected]
+    assert found == [PODS[i] for i in expected]
 
 
 def test_field_selectors(maintenance: KubeSession) -> None:
     core = api(maintenance)
-    node = "aks-h100pool-28731945-vmss000002"
+    node = MAINTENANCE_NODE
     on_node = core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}", _preload_content=False)
-    assert names(raw(on_node)) == ["llama-70b-run7-worker-2"]
+    assert names(raw(on_node)) == ["phi-3-medium-pt-r5-worker-2"]
     cordoned = core.list_node(field_selector="spec.unschedulable=true", _preload_content=False)
     assert names(raw(cordoned)) == [node]
     with pytest.raises(client.ApiException) as caught:
@@ -172,13 +181,13 @@ def test_both_event_apis_serve_the_same_objects(maintenance: KubeSession) -> Non
 def test_watch_streams_current_objects(maintenance: KubeSession) -> None:
     response = api(maintenance).list_namespaced_pod("research", watch=True, _preload_content=False)
     lines = [json.loads(line) for line in response.data.decode().splitlines()]
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in lines][:1] == [("ADDED", "llama-70b-run7-worker-0")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in lines][:1] == [("ADDED", PODS[0])]
     assert len(lines) == 4
 
 
 def test_writes_are_refused_and_recorded(maintenance: KubeSession) -> None:
     with pytest.raises(client.ApiException) as caught:
-        api(maintenance).delete_namespaced_pod("llama-70b-run7-worker-0", "research")
+        api(maintenance).delete_namespaced_pod(PODS[0], "research")
     assert caught.value.status == 405
     assert maintenance.requests[-1].method == "DELETE"
     assert len(raw(api(maintenance).list_namespaced_pod("research", _preload_content=False))["items"]) == 4
@@ -186,7 +195,7 @@ def test_writes_are_refused_and_recorded(maintenance: KubeSession) -> None:
 
 def test_gets_and_not_found(maintenance: KubeSession) -> None:
     core = api(maintenance)
-    assert raw(core.read_node("aks-h100pool-28731945-vmss000002", _preload_content=False))["spec"]["unschedulable"]
+    assert raw(core.read_node(MAINTENANCE_NODE, _preload_content=False))["spec"]["unschedulable"]
     assert raw(core.read_namespace("research", _preload_content=False))["status"]["phase"] == "Active"
     with pytest.raises(client.ApiException) as caught:
         core.read_namespaced_pod("gone", "research", _preload_content=False)
@@ -216,9 +225,9 @@ def test_store_serves_events_k8s_io_shaped_input(tmp_path: Path) -> None:
 def test_kubectl_prints_server_side_tables(oom: KubeSession, tmp_path: Path) -> None:
     rows = [line.split() for line in kubectl(oom, tmp_path, "get", "pods").splitlines()]
     assert rows[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
-    assert rows[1][:4] == ["tokenize-pile-shard42-7xk2p", "0/1", "OOMKilled", "3"]
+    assert rows[1][:4] == [OOM_POD, "0/1", "OOMKilled", "2"]
     events = kubectl(oom, tmp_path, "get", "events", "-n", "default")
-    assert "OOMKilling" in events and "node/cpu-pool-d64-7" in events
+    assert "OOMKilling" in events and "node/cpu-heavy-r07-n01" in events
     accept = next(r for r in oom.requests if r.path == "/api/v1/namespaces/data/pods")
     assert accept.status == 200
 

@@ -185,12 +185,13 @@ def test_vanished_node_is_asked_for_once(kube_double: Any) -> None:
     session = kube_double(scenario)
     c = collector(session.kubeconfig)
     found = c.discover(query(scenario))
-    ghost = PodInfo("tokenize-pile-shard42-ghost", scenario.namespace, node="vanished-node")
+    ghost = PodInfo("tokenize-redpajama-p17-ghost", scenario.namespace, node="vanished-node")
     scope = Scope(query(scenario), (*found.pods, ghost), found.nodes)
     c.collect(scope)
     c.collect(scope)
     node_gets = [(r.path, r.status) for r in session.requests if r.path.startswith("/api/v1/nodes/")]
-    assert node_gets == [("/api/v1/nodes/cpu-pool-d64-7", 200), ("/api/v1/nodes/vanished-node", 404)]
+    [pod] = found.pods
+    assert node_gets == [(f"/api/v1/nodes/{pod.node}", 200), ("/api/v1/nodes/vanished-node", 404)]
     assert c.detail.startswith("1 pods, 3 events, 1 nodes")
 
 
