@@ -1,7 +1,7 @@
 """The HTML report in headless Chromium: it loads cleanly, fetches nothing, and shows the incident's lanes and events.
 
-Three shared scenarios go through the library (snapshot collectors, explain, render) with their key events checked
-on their lanes; every shared scenario goes through the CLI's ``--output html --out FILE``; a hand-built report
+Three of the project's incidents go through the library (snapshot collectors, explain, render) with their key events
+checked on their lanes; every one goes through the CLI's ``--output html --out FILE``; a hand-built report
 carries hostile log lines and GPU utilization samples.
 """
 
@@ -27,22 +27,22 @@ from whathappened.scope import Query
 MIN_SCREENSHOT_BYTES = 30_000
 KEY_EVENTS = {
     "xid79-fallen-off-bus": [
-        '[data-lane="node:gpu-node-19"] [data-kind="gpu-xid"]',
-        '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-2"] [data-kind="cuda-error"]',
-        '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-2"] [data-kind="container-terminated"]',
-        '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-0"] [data-kind="nccl-timeout"]',
-        '[data-lane="pod:gpt-neox-20b-sweep3-workers-0-3"] [data-kind="nccl-timeout"]',
+        '[data-lane="node:gke-lm-gke-a3-highgpu-24288c15-p7kl"] [data-kind="gpu-xid"]',
+        '[data-lane="pod:falcon-40b-cpt-s2-workers-0-2-pnt2f"] [data-kind="cuda-error"]',
+        '[data-lane="pod:falcon-40b-cpt-s2-workers-0-2-pnt2f"] [data-kind="container-terminated"]',
+        '[data-lane="pod:falcon-40b-cpt-s2-workers-0-0-hf62d"] [data-kind="nccl-timeout"]',
+        '[data-lane="pod:falcon-40b-cpt-s2-workers-0-3-bh7gc"] [data-kind="nccl-timeout"]',
     ],
     "maintenance-eviction": [
-        '[data-lane="node:aks-h100pool-28731945-vmss000002"] [data-kind="maintenance-notice"]',
-        '[data-lane="node:aks-h100pool-28731945-vmss000002"] [data-kind="node-cordoned"]',
-        '[data-lane="pod:llama-70b-run7-worker-2"] [data-kind="eviction-api"]',
-        '[data-lane="pod:llama-70b-run7-worker-0"] [data-kind="nccl-error"]',
+        '[data-lane="node:aks-h100pool-23098820-vmss000003"] [data-kind="maintenance-notice"]',
+        '[data-lane="node:aks-h100pool-23098820-vmss000003"] [data-kind="node-cordoned"]',
+        '[data-lane="pod:phi-3-medium-pt-r5-worker-2"] [data-kind="eviction-api"]',
+        '[data-lane="pod:phi-3-medium-pt-r5-master-0"] [data-kind="nccl-error"]',
     ],
     "oom-killed": [
-        '[data-lane="node:cpu-pool-d64-7"] [data-kind="kernel-oom"]',
-        '[data-lane="pod:tokenize-pile-shard42-7xk2p"] [data-kind="oom-killed"]',
-        '[data-lane="pod:tokenize-pile-shard42-7xk2p"] [data-kind="container-terminated"]',
+        '[data-lane="node:cpu-heavy-r07-n01"] [data-kind="kernel-oom"]',
+        '[data-lane="pod:tokenize-redpajama-p17-7h42f"] [data-kind="oom-killed"]',
+        '[data-lane="pod:tokenize-redpajama-p17-7h42f"] [data-kind="container-terminated"]',
     ],
 }
 
@@ -109,10 +109,10 @@ def test_hover_details_and_the_evidence_filter(chromium: Chromium, tmp_path: Pat
     with chromium.tab() as tab:
         load(tab, page)
         assert tab.evaluate("document.getElementById('tip').hidden") is True
-        tab.hover('[data-lane="node:gpu-node-19"] [data-kind="gpu-xid"]')
+        tab.hover('[data-lane="node:gke-lm-gke-a3-highgpu-24288c15-p7kl"] [data-kind="gpu-xid"]')
         assert tab.evaluate("document.getElementById('tip').hidden") is False
         text = tab.evaluate("document.getElementById('tip').textContent")
-        assert "gpu-xid" in text and "gpu-node-19" in text and "79" in text
+        assert "gpu-xid" in text and "gke-lm-gke-a3-highgpu-24288c15-p7kl" in text and "79" in text
         visible = "[...document.querySelectorAll('tr.ev')].filter(r => r.offsetParent !== null).length"
         everything = tab.evaluate(visible)
         tab.evaluate("document.getElementById('only-cited').click()")
@@ -122,7 +122,7 @@ def test_hover_details_and_the_evidence_filter(chromium: Chromium, tmp_path: Pat
 
 def test_clicking_a_marker_unfolds_its_raw_payload(chromium: Chromium, tmp_path: Path) -> None:
     page = write(scenario_report(load_scenario(SCENARIOS_DIR / "xid79-fallen-off-bus")), tmp_path)
-    marker = '[data-lane="node:gpu-node-19"] [data-kind="gpu-xid"]'
+    marker = '[data-lane="node:gke-lm-gke-a3-highgpu-24288c15-p7kl"] [data-kind="gpu-xid"]'
     with chromium.tab() as tab:
         load(tab, page)
         index = tab.evaluate(f"document.querySelector({marker!r}).dataset.index")
@@ -159,8 +159,9 @@ def test_hostile_log_lines_do_not_run_or_fetch(chromium: Chromium, tmp_path: Pat
 
 def test_utilization_strips_of_a_recorded_incident(chromium: Chromium, tmp_path: Path) -> None:
     """From the scenario's snapshot: each pod's dcgm-exporter utilization becomes a strip under its lane."""
-    report = scenario_report(load_scenario(SCENARIOS_DIR / "xid79-fallen-off-bus"))
-    pods = [f"gpt-neox-20b-sweep3-workers-0-{i}" for i in range(4)]
+    report_scenario = load_scenario(SCENARIOS_DIR / "xid79-fallen-off-bus")
+    report = scenario_report(report_scenario)
+    pods = [e["pod"] for e in report_scenario.expected]
     page = write(report, tmp_path)
     with chromium.tab() as tab:
         load(tab, page)
@@ -184,7 +185,7 @@ def cli() -> str:
 
 @pytest.fixture(scope="module")
 def cli_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[subprocess.CompletedProcess[str], Path]]:
-    """Every shared scenario through ``whathappened EXP --snapshot DIR ... --output html --out FILE``, a few at once."""
+    """Every scenario through ``whathappened EXP --snapshot DIR ... --output html --out FILE``, a few at once."""
     folder = tmp_path_factory.mktemp("cli-html")
 
     def one(scenario: Scenario) -> tuple[subprocess.CompletedProcess[str], Path]:
