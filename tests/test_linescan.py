@@ -17,8 +17,8 @@ from whathappened.collectors._log_parse import match_line
 from whathappened.collectors.linescan import HEAD, TAIL, bounded, normalize, required_literals
 from whathappened.collectors.signatures import SIGNATURES
 
-from tests.acceptance import BIN, OWN_SCENARIOS, scenario_args
-from tests.support import load_scenario
+from tests.acceptance import BIN, scenario_args
+from tests.support import SCENARIOS_DIR, load_scenario
 
 UNITS = ("0123456789", "abcdefghijklmnopqrstuvwxyz", "a.b-c_d1", " ", "QUJDREVGR0hJSktM+/", "[0.1234, -0.5678, ", "a: ")
 MB = 1_000_000
@@ -128,7 +128,7 @@ def test_invalid_utf8_and_nuls_do_not_break_a_snapshot_line() -> None:
 
 
 def test_a_snapshot_with_10_mb_of_hostile_lines_in_the_victims_log_is_still_explained(tmp_path: Path) -> None:
-    scenario = load_scenario(OWN_SCENARIOS / "nvlink-error")
+    scenario = load_scenario(SCENARIOS_DIR / "nvlink-error")
     folder = tmp_path / "hostile"
     shutil.copytree(scenario.path, folder)
     root = next(w["pod"] for w in scenario.expected if w.get("root") is True)

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.acceptance import BIN, OWN_SCENARIOS, run_cli, scenario_args
+from tests.acceptance import BIN, run_cli, scenario_args
 from tests.fixtures.kube import write_kubeconfig
-from tests.support import free_port, load_scenario
+from tests.support import SCENARIOS_DIR, free_port, load_scenario
 
-EXPLAINED = load_scenario(OWN_SCENARIOS / "node-failure")
-FINISHED = load_scenario(OWN_SCENARIOS / "completed")
+EXPLAINED = load_scenario(SCENARIOS_DIR / "node-failure")
+FINISHED = load_scenario(SCENARIOS_DIR / "completed")
 GOOD_NEWS = ("No failure found", "nothing failed", 'class="root tone-none"')
 
 
