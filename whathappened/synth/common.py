@@ -158,6 +158,12 @@ def node_event(
     )
 
 
+def cordon(rec: Recording, node: Node, t: datetime, reported: datetime | None = None) -> None:
+    """The node marked unschedulable at ``t``; the kubelet's NodeNotSchedulable event at ``reported`` (or ``t``)."""
+    rec.cordoned[node.name] = t
+    node_event(rec, node, reported or t, "NodeNotSchedulable", f"Node {node.name} status is now: NodeNotSchedulable")
+
+
 def xid(
     rec: Recording, node: Node, gpu: int, t: datetime, code: int, text: str, pid: int | None, first: bool = True
 ) -> None:

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from whathappened.synth import messages as msg
 from whathappened.synth.common import (
+    cordon,
     end,
     killing,
     nccl_error_collateral,
@@ -83,7 +84,6 @@ def aws_maintenance(ids: Ids) -> Recording:
     rec.maintenance.append(Maintenance(node.name, "aws", event_id, "system-reboot", notice, reboot, rec.meta.end))
     drain = notice + timedelta(seconds=4)
     training_chatter(rec, ids, pods, drain)
-    rec.cordoned[node.name] = drain
     rec.taints[node.name] = [("aws-node-termination-handler/scheduled-maintenance", event_id, "NoSchedule", drain)]
     node_event(
         rec,
@@ -95,13 +95,7 @@ def aws_maintenance(ids: Ids) -> Recording:
         component="aws-node-termination-handler",
         type_="Warning",
     )
-    node_event(
-        rec,
-        node,
-        drain + timedelta(seconds=1),
-        "NodeNotSchedulable",
-        f"Node {node.name} status is now: NodeNotSchedulable",
-    )
+    cordon(rec, node, drain, drain + timedelta(seconds=1))
     evict = drain + timedelta(seconds=2)
     rec.events.append(
         KEvent(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from whathappened.synth import messages as msg
-from whathappened.synth.common import end, killing, nccl_error_collateral, node_event, training_chatter
+from whathappened.synth.common import cordon, end, killing, nccl_error_collateral, node_event, training_chatter
 from whathappened.synth.ids import Ids
 from whathappened.synth.spec import Maintenance, Recording
 from whathappened.synth.story import Setup, begin, day, expect
@@ -46,8 +46,7 @@ def azure_spot(ids: Ids) -> Recording:
          "status": "True", "type": "VMEventScheduled"}
     ]  # fmt: skip
     drain = notice + timedelta(seconds=3)
-    rec.cordoned[node.name] = drain
-    node_event(rec, node, drain, "NodeNotSchedulable", f"Node {node.name} status is now: NodeNotSchedulable")
+    cordon(rec, node, drain)
     evict = drain + timedelta(seconds=1)
     victim.disruption = ("EvictionByEvictionAPI", "Eviction API: evicting", evict)
     victim.deletion_at = evict

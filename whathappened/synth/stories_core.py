@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from whathappened.synth import messages as msg
 from whathappened.synth.common import (
+    cordon,
     end,
     killing,
     nccl_error_collateral,
@@ -72,8 +73,7 @@ def _azure_drain(rec: Recording, ids: Ids, node: Node, victim: Pod, notice_at: t
          "reason": "VMEventScheduled", "status": "True", "type": "VMEventScheduled"}
     ]  # fmt: skip
     drain = notice + timedelta(minutes=2)
-    rec.cordoned[node.name] = drain
-    node_event(rec, node, drain, "NodeNotSchedulable", f"Node {node.name} status is now: NodeNotSchedulable")
+    cordon(rec, node, drain)
     evict = drain + timedelta(seconds=3)
     victim.disruption = ("EvictionByEvictionAPI", "Eviction API: evicting", evict)
     killing(rec, victim, evict)
@@ -401,18 +401,11 @@ def spot_preemption(ids: Ids) -> Recording:
     training_chatter(rec, ids, pods, notice, speaker=victim)
     rec.maintenance.append(Maintenance(node.name, "aws", event_id, "spot-interruption", notice, not_before, not_before))
     drain = notice + timedelta(seconds=2)
-    rec.cordoned[node.name] = drain
     rec.taints[node.name] = [("aws-node-termination-handler/spot-itn", event_id, "NoSchedule", drain)]
     stamp = not_before.strftime("%Y-%m-%dT%H:%M:%SZ")
     node_event(rec, node, drain, "SpotInterruption", f"Spot Interruption notice for instance was sent at {stamp}",
                component="aws-node-termination-handler", type_="Warning")  # fmt: skip
-    node_event(
-        rec,
-        node,
-        drain + timedelta(seconds=1),
-        "NodeNotSchedulable",
-        f"Node {node.name} status is now: NodeNotSchedulable",
-    )
+    cordon(rec, node, drain, drain + timedelta(seconds=1))
     evict = drain + timedelta(seconds=3)
     victim.disruption = ("EvictionByEvictionAPI", "Eviction API: evicting", evict)
     victim.deletion_at = evict
