@@ -31,12 +31,7 @@ def live(kube_double, prometheus_servers, search_server):
             str(kube.kubeconfig),
             "--prometheus-url",
             prometheus,
-            "--elasticsearch-url",
-            search_server.url,
-            "--log-index",
-            indices.log_index,
-            "--event-index",
-            indices.event_index,
+            *indices.arguments(search_server.url),
         ]
 
     return arguments

@@ -84,11 +84,25 @@ def match_line(text: str) -> LineMatch | None:
     """The first signature that matches, with its attributes; None for an ordinary line. Linear in the line's
     length, whatever it holds (see ``linescan``)."""
     line = bounded(normalize(text))
+    context: LineMatch | None = None
     for signature in SIGNATURES:
         found = signature.search(line)
-        if found:
-            return LineMatch(signature, _attrs(signature, found, line))
-    return None
+        if not found:
+            continue
+        match = LineMatch(signature, _attrs(signature, found, line))
+        if signature.kind is None:
+            # context only (the PCI -> UUID line): a document holding several kernel lines (dmesg captured at
+            # once, the 570+ drivers' multi-line reports) goes on to the line that says what happened
+            context = context or match
+            continue
+        if context is not None and _same_pci(context, match) and "uuid" in context.attrs:
+            return LineMatch(signature, {"uuid": context.attrs["uuid"], **match.attrs})
+        return match
+    return context
+
+
+def _same_pci(one: LineMatch, other: LineMatch) -> bool:
+    return str(one.attrs.get("pci", "")).lower() == str(other.attrs.get("pci", "")).lower() != ""
 
 
 def _attrs(signature: Signature, found: re.Match[str], text: str) -> dict[str, Any]:

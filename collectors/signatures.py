@@ -130,7 +130,7 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
     r'^[ \t]{0,64}File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<func>\S{1,256}))?', re.MULTILINE
 )
 _FINAL = re.compile(
-    r"^(?:\[rank\d+\]:\s*)?(?P<exception>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)\b)"
+    r"^(?:\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?(?P<exception>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)\b)"
     r"(?::[ \t]*(?P<message>.*))?$",
     re.MULTILINE,
 )
@@ -220,6 +220,33 @@ def _cuda_oom(_match: re.Match[str], text: str) -> Mapping[str, Any]:
     return attrs
 
 
+def _cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    """One ``error`` whichever form said it: the runtime's string, or the driver's name in words."""
+    if match.group("runtime_error"):
+        return {"error": match.group("runtime_error"), "code": int(match.group("runtime_code"))}
+    name = match.group("driver_error")
+    if name:
+        return {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}
+    return {}
+
+
+# The kubelet's cgroup of a pod, in the lines the OOM killer prints with its kill: cgroup v1 "Task in
+# /kubepods/burstable/pod<uid>/<container> killed as a result of limit of ...", cgroup v2 "oom-kill:constraint=
+# CONSTRAINT_MEMCG,...,oom_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid with _>.slice".
+_POD_CGROUP = re.compile(
+    r"kubepods[/a-z._-]{0,64}?pod(?P<uid>[0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})"
+)
+
+
+def _oom_pod(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    found = _POD_CGROUP.search(text)
+    return {"pod_uid": found.group("uid").replace("_", "-")} if found else {}
+
+
+def _whole(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    return {"line": match.group(0)}
+
+
 def _first(regex: re.Pattern[str], text: str) -> str | None:
     found = regex.search(text)
     return found.group(1) if found else None
@@ -290,6 +317,73 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # The bus-loss line itself, without the Xid: os-interface nv.c before the R470 drivers
+        # ("NVRM: GPU at %04x:%02x:%02x.%x has fallen off the bus."), and RM's own NV_DEV_PRINTF after the Xid in
+        # later ones ("NVRM: GPU %04x:%02x:%02x.%x: GPU has fallen off the bus.").
+        name="nvrm-fallen-off-bus",
+        kind=Kind.GPU_XID,
+        pattern=_c(r"NVRM: GPU (?:at )?" + _PCI + r"\.\d:? (?:GPU )?has fallen off the bus"),
+        summary="GPU PCI:{pci} has fallen off the bus",
+        phrases=("fallen off the bus",),
+        fixed={"xid": 79, "text": "GPU has fallen off the bus."},
+        examples=(
+            "[   49.261458] NVRM: GPU at 0000:01:00.0 has fallen off the bus.",
+            "NVRM: GPU 0000:9b:00.0: GPU has fallen off the bus.",
+        ),
+        near_misses=("NVRM: GPU 0000:9b:00.0: RmInitAdapter failed! (0x26:0x56:1463)",),
+    ),
+    Signature(
+        # The GPU System Processor (R510+ GSP firmware): RM's heartbeat check ("NVRM: GPU%d %s: Heartbeat timed
+        # out, ...", kernel_gsp.c, the Xid 119 family) and its crash report banner ("kgspHealthCheck_<chip>:
+        # ***** GSP-CrashCat Report *****" / "GSP Error", with Xid 120 after it in the same report).
+        name="nvrm-gsp-fault",
+        kind=Kind.GPU_XID,
+        pattern=_c(
+            r"NVRM: (?:GPU(?P<rm_gpu>\d{1,2}) )?_?kgsp(?:IsHeartbeatTimedOut|HealthCheck_\w{1,16}): "
+            r"(?P<text>Heartbeat timed out|\*{3,80} ?GSP[^\n*]{0,60})"
+        ),
+        summary="GSP firmware fault on a GPU: {text}",
+        phrases=("Heartbeat timed out",),  # the analyzer keeps "_kgspIsHeartbeatTimedOut:" as one token
+        wildcards=("kgsphealthcheck*",),
+        fixed={"xid": 119},
+        examples=(
+            "[   24.302465] NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 812751949 heartbeat"
+            " 1899482",
+            "NVRM: kgspHealthCheck_TU102: ****************************** GSP-CrashCat Report ***************",
+        ),
+        near_misses=("NVRM: GPU6 kgspInitRm: GSP-RM firmware loaded, heartbeat every 2000 ms",),
+    ),
+    Signature(
+        # NVIDIA k8s-device-plugin's health check: log.Printf("XidCriticalError: Xid=%d on Device=%s; marking
+        # device as unhealthy.") (v0.x) and "..., the device will go unhealthy." (older).
+        name="device-plugin-xid",
+        kind=Kind.GPU_XID,
+        pattern=_c(r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{36})"),
+        summary="Xid {xid} on {uuid} (device plugin marks the GPU unhealthy)",
+        phrases=("XidCriticalError",),
+        convert={"xid": int},
+        examples=(
+            "2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the"
+            " device will go unhealthy.",
+        ),
+        near_misses=("Xid=69 is not in the list of application Xids; skipping",),
+    ),
+    Signature(
+        # nvidia-smi / NVML when a GPU is gone: "Unable to determine the device handle for GPU %s: %s" with
+        # NVML_ERROR_UNKNOWN ("Unknown Error") or NVML_ERROR_GPU_IS_LOST ("GPU is lost").
+        name="nvml-device-lost",
+        kind=Kind.GPU_MISSING,
+        pattern=_c(
+            r"Unable to determine the device handle for (?:GPU|gpu) ?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:"
+            r"[0-9a-fA-F]{2}\.\d): (?P<error>Unknown Error|GPU is lost)"
+        ),
+        summary="nvidia-smi cannot reach GPU {bus}: {error}",
+        phrases=("Unable to determine the device handle",),
+        fixed={"text": "GPU is lost (fallen off the bus)"},
+        examples=("Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error",),
+        near_misses=("Unable to determine the device handle for GPU 0000:09:00.0: Insufficient Permissions",),
+    ),
+    Signature(
         name="kernel-oom-killer",
         kind=Kind.KERNEL_OOM,
         pattern=_c(
@@ -299,6 +393,7 @@ SIGNATURES: tuple[Signature, ...] = (
         summary="kernel OOM killer killed {process} (pid {pid})",
         phrases=("out of memory: Killed process", "out of memory: Kill process"),
         convert={"pid": int, "anon_rss_kb": int, "cgroup": bool},
+        extract=_oom_pod,
         examples=(
             "Memory cgroup out of memory: Killed process 41230 (python) total-vm:71562312kB, anon-rss:67012444kB,"
             " file-rss:13220kB, shmem-rss:0kB, UID:0 pgtables:131912kB oom_score_adj:985",
@@ -470,6 +565,33 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("Some NCCL operations completed; taking a checkpoint",),
     ),
     Signature(
+        # The fabric itself, as the transports report it: NCCL's IB async events (net_ib.cc "NET/IB : Got async
+        # event : %s", ibv_event_type_str: port error, device fatal, ...), and UCX's mlx5 completion syndromes
+        # (ib_mlx5_log.c "Transport retry count exceeded on mlx5_0:1/IB", "Remote access error", the
+        # IBV_WC_RETRY_EXC_ERR family).
+        name="ib-fabric-error",
+        kind=Kind.NETWORK_ERROR,
+        pattern=_c(
+            r"NET/IB ?: Got async event ?: (?P<event>port error|local catastrophic error|GID table change|"
+            r"[A-Za-z ]{3,40}(?:error|fatal|failed))"
+            r"|(?P<ucx>Transport retry count exceeded|Receiver not ready retry count exceeded|Remote access error|"
+            r"Local protection error) on (?P<device>mlx\d_\d{1,3}(?::\d{1,2})?)"
+        ),
+        summary="InfiniBand fabric error: {line}",
+        phrases=("Got async event", "retry count exceeded", "Remote access error", "Local protection error"),
+        fixed={"network": True},
+        extract=_whole,
+        examples=(
+            "...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+            "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend"
+            " 0x81 hw_synd 0/0)",
+        ),
+        near_misses=(
+            "NCCL INFO NET/IB : Got async event : port active",
+            "ucx retry count set to 7 on mlx5_0:1",
+        ),
+    ),
+    Signature(
         name="nccl-warn",
         kind=Kind.NCCL_ERROR,
         pattern=_c(r"NCCL WARN (?P<detail>[^\n]+)"),
@@ -481,35 +603,69 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="cuda-oom",
         kind=Kind.CUDA_OOM,
+        # PyTorch (CUDACachingAllocator "CUDA out of memory. Tried to allocate ..."), the CUDA runtime and driver
+        # ("out of memory", CUDA_ERROR_OUT_OF_MEMORY), TensorFlow's BFC allocator ("OOM when allocating tensor
+        # with shape[...]", a ResourceExhaustedError) and XLA/JAX ("RESOURCE_EXHAUSTED: Out of memory while
+        # trying to allocate N bytes", "Resource exhausted: Out of memory").
         pattern=_c(
             r"CUDA out of memory|CUDA error: out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
+            r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out of memory"
         ),
         extract=_cuda_oom,
-        summary="CUDA out of memory (tried to allocate {tried})",
-        phrases=("CUDA out of memory", "CUDA error: out of memory", "OutOfMemoryError"),
+        summary="GPU out of memory (tried to allocate {tried})",
+        phrases=(
+            "CUDA out of memory",
+            "CUDA error: out of memory",
+            "OutOfMemoryError",
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            "OOM when allocating tensor",
+            "RESOURCE_EXHAUSTED: Out of memory",
+            "Resource exhausted: Out of memory",
+        ),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
             " 79.11 GiB of which 1.48 GiB is free.",
             "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)",
             "RuntimeError: CUDA error: out of memory",
+            "ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on"
+            " /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate"
+            " 17179869184 bytes.",
         ),
-        near_misses=("torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",),
+        near_misses=(
+            "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
+            "grpc: RESOURCE_EXHAUSTED: Received message larger than max (4194312 vs. 4194304)",
+        ),
     ),
     Signature(
         name="cuda-error",
         kind=Kind.CUDA_ERROR,
-        pattern=_c(r"CUDA error: (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)", re.MULTILINE),
+        # torch's "CUDA error: %s" (cudaGetErrorString), the THC era's "cuda runtime error (%d) : %s at
+        # file:line", and the driver API's names (CUDA_ERROR_ECC_UNCORRECTABLE in TensorFlow's stream executor).
+        pattern=_c(
+            r"CUDA error: (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
+            r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
+            r"(?: at [^\s]{1,300})?[ \t]*$"
+            r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})",
+            re.MULTILINE,
+        ),
+        extract=_cuda_error,
         summary="CUDA error: {error}",
-        phrases=("CUDA error",),
+        phrases=("CUDA error", "cuda runtime error"),
         regexp="cudaerror[a-z]+",
+        wildcards=("cuda_error_*",),  # the analyzer keeps CUDA_ERROR_ECC_UNCORRECTABLE as one token
         examples=(
             "RuntimeError: CUDA error: uncorrectable ECC error encountered\nCompile with `TORCH_USE_CUDA_DSA` to"
             " enable device-side assertions.",
             "RuntimeError: CUDA error: unspecified launch failure",
             "RuntimeError: CUDA error: an illegal memory access was encountered",
             "CUDA error: uncorrectable NVLink error detected during the execution",
+            "RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at"
+            " /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
+            "E tensorflow/stream_executor/cuda/cuda_event.cc:29] Error polling for event status: failed to query"
+            " event: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered",
         ),
-        near_misses=("CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log",),
+        near_misses=("CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log", "cuda runtime version 12.4"),
     ),
     Signature(
         name="torchelastic-sigterm-received",
@@ -524,6 +680,37 @@ SIGNATURES: tuple[Signature, ...] = (
             " shutting down workers",
         ),
         near_misses=("registered handler for death signals: SIGTERM, SIGINT",),
+    ),
+    Signature(
+        name="torchelastic-child-failed",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError:?"),
+        summary="torchrun: a worker failed (ChildFailedError)",
+        phrases=("ChildFailedError",),
+        extract=_child_failed,
+        examples=(
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED",
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n======\ntrain.py FAILED\n------\n"
+            "Failures:\n  <NO_OTHER_FAILURES>\n------\nRoot Cause (first observed failure):\n[0]:\n"
+            "  time      : 2024-01-01_12:00:00\n  host      : node-1\n  rank      : 3 (local_rank: 3)\n"
+            "  exitcode  : -6 (pid: 12345)\n  error_file: <N/A>\n  traceback : Signal 6 (SIGABRT) received by PID 12345",
+        ),
+        near_misses=("from torch.distributed.elastic.multiprocessing.errors import record",),
+    ),
+    Signature(
+        # before the closing-signal lines: printed together, they say this pod's own rank failed and the launcher
+        # then stopped its siblings, which is no reaction to another pod
+        name="torchelastic-worker-failed",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
+        summary="torchrun: local rank {local_rank} failed with exit code {exit_code}",
+        phrases=("local_rank",),  # "api:failed" is one token to the standard analyzer
+        convert={"exit_code": int, "local_rank": int, "pid": int},
+        examples=(
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 2806) of"
+            " binary: /usr/bin/python3",
+        ),
+        near_misses=("INFO: local_rank: 0 (pid: 2806) started",),
     ),
     Signature(
         name="torchelastic-closing-workers",
@@ -543,35 +730,6 @@ SIGNATURES: tuple[Signature, ...] = (
             "torch.distributed.elastic.multiprocessing.api: [WARNING] Closing process 2211 via signal SIGTERM",
         ),
         near_misses=("dataloader worker 3 exited after closing its file",),
-    ),
-    Signature(
-        name="torchelastic-child-failed",
-        kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=_c(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError:?"),
-        summary="torchrun: a worker failed (ChildFailedError)",
-        phrases=("ChildFailedError",),
-        extract=_child_failed,
-        examples=(
-            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED",
-            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n======\ntrain.py FAILED\n------\n"
-            "Failures:\n  <NO_OTHER_FAILURES>\n------\nRoot Cause (first observed failure):\n[0]:\n"
-            "  time      : 2024-01-01_12:00:00\n  host      : node-1\n  rank      : 3 (local_rank: 3)\n"
-            "  exitcode  : -6 (pid: 12345)\n  error_file: <N/A>\n  traceback : Signal 6 (SIGABRT) received by PID 12345",
-        ),
-        near_misses=("from torch.distributed.elastic.multiprocessing.errors import record",),
-    ),
-    Signature(
-        name="torchelastic-worker-failed",
-        kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=_c(r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
-        summary="torchrun: local rank {local_rank} failed with exit code {exit_code}",
-        phrases=("local_rank",),  # "api:failed" is one token to the standard analyzer
-        convert={"exit_code": int, "local_rank": int, "pid": int},
-        examples=(
-            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 2806) of"
-            " binary: /usr/bin/python3",
-        ),
-        near_misses=("INFO: local_rank: 0 (pid: 2806) started",),
     ),
     Signature(
         name="mpirun-rank-exited",
@@ -720,6 +878,27 @@ SIGNATURES: tuple[Signature, ...] = (
         convert={"queue": int},
         examples=("NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms",),
         near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
+    ),
+    Signature(
+        # DCGM's health watches and diagnostics ("GPU %u Thermal violations totaling %.1f seconds started at ...",
+        # DCGM_FR_CLOCK_THROTTLE_THERMAL "Clocks are being throttled for GPU %u because of clock throttling
+        # starting %.1f seconds into the test. Reason: HW Slowdown / Thermal") and nvidia-smi's clock event reasons.
+        name="dcgm-thermal-violation",
+        kind=Kind.GPU_THERMAL,
+        pattern=_c(
+            r"GPU (?P<gpu>\d{1,2}) Thermal violations totaling (?P<seconds>[\d.]{1,12}) ?second"
+            r"|[Cc]locks? (?:are being throttled|throttl\w{0,3}) for GPU (?P<gpu2>\d{1,2})[^\n]{0,160}?"
+            r"(?P<reason>HW Slowdown|HW Thermal Slowdown|SW Thermal Slowdown|[Tt]hermal)"
+        ),
+        summary="GPU thermal violation: {line}",
+        phrases=("Thermal violations totaling", "clocks are being throttled", "clock throttling"),
+        extract=_whole,
+        examples=(
+            "| Warning                   | GPU 0 Thermal violations totaling 13.3 second  |",
+            "Clocks are being throttled for GPU 3 because of clock throttling starting 2.0 seconds into the test."
+            " Reason: HW Slowdown",
+        ),
+        near_misses=("GPU 0 Thermal violations totaling 0 events: thresholds unchanged by policy",),
     ),
     Signature(
         name="python-traceback",

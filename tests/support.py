@@ -39,9 +39,10 @@ class Scenario:
 
     @property
     def key(self) -> str:
-        """A name unique across the project's scenarios and the shared ones of the same name (servers and
-        indices are cached by it)."""
-        return self.name if self.path.parent == SCENARIOS_DIR else f"shared-{self.name}"
+        """A name unique across the project's scenarios and others of the same name elsewhere (the shared ones,
+        incidents a test wrote), in lowercase as index names must be: servers and indices are cached by it."""
+        key = self.name if self.path.parent == SCENARIOS_DIR else f"{self.path.parent.name}-{self.name}"
+        return key.lower()
 
     @property
     def window_args(self) -> list[str]:

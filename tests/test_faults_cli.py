@@ -42,14 +42,7 @@ def live_args(kube_double, prometheus_servers, search_server):
     return {
         "kubernetes": ["--kubeconfig", str(kube.kubeconfig)],
         "prometheus": ["--prometheus-url", prometheus_servers.url_for(SCENARIO.name)],
-        "logs": [
-            "--elasticsearch-url",
-            search_server.url,
-            "--log-index",
-            indices.log_index,
-            "--event-index",
-            indices.event_index,
-        ],
+        "logs": indices.arguments(search_server.url),
     }
 
 

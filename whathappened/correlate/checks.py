@@ -155,6 +155,29 @@ def thermal_shutdown(case: Case, rule: Rule) -> Finding | None:
     return None
 
 
+def kernel_oom(case: Case, rule: Rule) -> Finding | None:
+    """The kernel OOM killer on the pod's node just before it died: this pod's when the cgroup path names its UID,
+    another pod's when it names another; with no UID (a node-wide OOM), the pod's when the pod did not exit
+    cleanly and no other pod of the scope died on that node in the same minutes."""
+    uid = case.fate.pod.uid
+    stop = case.first_stop()  # killed after it was told to stop (a drain, a deletion): the stop explains it
+    hits = []
+    for i in case.find(rule.kinds, HOST, rule.before, SKEW):
+        if stop is not None and case.event(i).at >= stop:
+            continue
+        named = case.event(i).attrs.get("pod_uid")
+        if named is not None:
+            if uid and named == uid:
+                hits.append(i)
+        elif not _clean_exit(case):
+            hits.append(i)
+    return found(case, rule, hits) if hits else None
+
+
+def _clean_exit(case: Case) -> bool:
+    return any(c.exit_code == 0 and c.reason in (None, "Completed") for c in case.fate.pod.containers)
+
+
 def never_scheduled(case: Case, rule: Rule) -> Finding | None:
     if case.fate.node is not None:
         return None
@@ -188,9 +211,12 @@ def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
 
 
 def stopped_without_fault(case: Case, rule: Rule) -> Finding | None:
-    """Killing, deletion, an eviction with no notice, or SIGTERM, and no fault found by any rule before this one."""
+    """Killing, deletion or an eviction with no notice, and no fault found by any rule before this one. A SIGTERM
+    the pod printed says it was told to stop, not who told it: a deletion only when a source saw the pod deleted."""
     hits = case.find(STOPS, POD, BURST, SKEW, _not_a_fault_reason)
     if not hits:
+        return None
+    if case.fate.pod.deleted is None and all(case.event(i).kind == Kind.SIGTERM_RECEIVED for i in hits):
         return None
     terminal = case.find(TERMINAL, POD, BURST, SKEW)
     return found(case, rule, hits, terminal)

@@ -22,6 +22,7 @@ from whathappened.correlate.fate import ENDED, NEVER_STARTED
 from whathappened.kinds import Kind
 
 ANY = "any"
+MINUTES_5 = timedelta(minutes=5)
 MINUTES_10 = timedelta(minutes=10)
 MINUTES_15 = timedelta(minutes=15)
 MINUTES_30 = timedelta(minutes=30)
@@ -115,6 +116,8 @@ RULES: tuple[Rule, ...] = (
          before=MINUTES_30, where=words.nvlink_fault, since_start=True, skip_stale=True, support=(_CUDA,)),
     Rule("gpu-hardware", "gpu-hardware-error", 0.85, say.GPU_HARDWARE, _kinds(Kind.GPU_XID), on=GPU,
          before=MINUTES_30, where=words.hardware_xid, since_start=True, skip_stale=True, support=(_CUDA,)),
+    Rule("cuda-nvlink", "nvlink-error", 0.7, say.CUDA_NVLINK, _kinds(Kind.CUDA_ERROR), before=MINUTES_15,
+         where=words.nvlink_text, before_stop=True),
     Rule("cuda-ecc", "gpu-memory-error", 0.7, say.CUDA_ECC, _kinds(Kind.CUDA_ERROR), before=MINUTES_15,
          where=words.ecc_text, before_stop=True),
     Rule("cuda-lost-gpu", "gpu-fallen-off-bus", 0.7, say.CUDA_LOST, _kinds(Kind.CUDA_ERROR), before=MINUTES_15,
@@ -129,6 +132,8 @@ RULES: tuple[Rule, ...] = (
     # --- the application ---
     Rule("oom-killed", "oom-killed", 0.95, say.OOM, _kinds(Kind.OOM_KILLED, Kind.CONTAINER_TERMINATED),
          before=MINUTES_10, where=words.oom_killed, support=(_KERNEL_OOM,)),
+    Rule("kernel-oom", "oom-killed", 0.75, say.KERNEL_OOM, _kinds(Kind.KERNEL_OOM), on=HOST, before=MINUTES_5,
+         check=checks.kernel_oom),
     Rule("cuda-oom", "cuda-oom", 0.9, say.CUDA_OOM, _kinds(Kind.CUDA_OOM), before=MINUTES_15, before_stop=True),
     Rule("liveness", "liveness-probe", 0.85, say.LIVENESS, _kinds(Kind.KILLING, Kind.PROBE_FAILED),
          before=MINUTES_15, where=words.liveness, support=(_PROBES,)),
@@ -147,6 +152,8 @@ RULES: tuple[Rule, ...] = (
          since_start=True),
     Rule("cuda-error", "application-error", 0.55, say.CUDA_APP, _kinds(Kind.CUDA_ERROR), before=MINUTES_15,
          before_stop=True),
+    Rule("application-xid", "application-error", 0.6, say.APP_XID, _kinds(Kind.GPU_XID), on=GPU,
+         before=MINUTES_15, where=words.application_xid, since_start=True, skip_stale=True),
     # --- a fault on the node of a rank that is still running, seen here only as the reaction to it ---
     Rule("fault-elsewhere", "unknown", 0.7, say.ELSEWHERE, before=MINUTES_10, check=checks.fault_elsewhere),
     # --- reactions to another rank's failure ---
@@ -154,6 +161,8 @@ RULES: tuple[Rule, ...] = (
          before_stop=True),
     Rule("nccl-error", "nccl-error", 0.8, say.NCCL_ERROR, _kinds(Kind.NCCL_ERROR), before=MINUTES_15,
          before_stop=True),
+    Rule("own-rank", "application-error", 0.6, say.OWN_RANK, _kinds(Kind.LAUNCHER_TEARDOWN), before=MINUTES_15,
+         where=words.own_rank_failed, before_stop=True),
     Rule("teardown", "peer-failure", 0.75, say.TEARDOWN, _kinds(Kind.LAUNCHER_TEARDOWN), before=MINUTES_15,
          check=checks.teardown_by_launcher),
     # --- no fault ---

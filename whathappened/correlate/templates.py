@@ -24,6 +24,11 @@ GPU_MEMORY = "{gpu} on {node} hit an uncorrectable memory error ({what}) at {at}
 NVLINK = "An NVLink error ({what}) hit {gpu} on {node} at {at}; {pod} crashed at {died}."
 GPU_HARDWARE = "{gpu} on {node} failed ({what}) at {at}; {pod} crashed at {died}."
 CUDA_ECC = "{pod} crashed at {at} on an uncorrectable ECC error that CUDA reported on {node}."
+CUDA_NVLINK = "{pod} crashed at {at} on an uncorrectable NVLink error that CUDA reported on {node}."
+APP_XID = (
+    "{pod} died at {died} after its own GPU work faulted ({what} at {at}): an application fault, the GPU is healthy."
+)
+KERNEL_OOM = "The kernel's OOM killer killed a process of {pod} on {node} at {at} ({what}); the pod ended at {died}."
 CUDA_LOST = "{pod} crashed at {at}: CUDA lost its GPU on {node} ({what})."
 THERMAL_SHUTDOWN = "{gpu} on {node} overheated ({what}) at {at} and shut down; {pod} died with it at {died}."
 ELSEWHERE = (
@@ -42,6 +47,9 @@ CUDA_APP = "{pod} crashed at {at} with a CUDA error ({what}), and no GPU fault w
 NCCL_TIMEOUT = "{pod} hit the NCCL watchdog timeout at {at}{blame}."
 NCCL_ERROR = "{pod} failed on an NCCL error at {at}{blame}."
 TEARDOWN = "{pod} was torn down by its launcher at {at}{blame}."
+OWN_RANK = (
+    "{pod} failed at {at}: one of its own ranks exited with an error ({what}) and nothing outside it explains why."
+)
 PEER = "{pod} stopped at {died}{blame}."
 STOPPED = "{pod} was stopped at {at} ({what}) with no fault found: deleted or stopped by a user or controller."
 COMPLETED = "{pod} finished successfully at {died}."

@@ -15,7 +15,12 @@ from whathappened.model import TimelineEvent
 FALLEN_OFF_BUS_XIDS = frozenset({79})
 MEMORY_XIDS = frozenset({48, 64, 94, 95, 140, 171, 172})
 NVLINK_XIDS = frozenset({74, *range(144, 151)})
-HARDWARE_XIDS = frozenset({32, 46, 54, 56, 57, 58, 59, 61, 62, 109, 110, 119, 120, 122, 123, 143, 154, 157, 158})
+HARDWARE_XIDS = frozenset(
+    {32, 46, 54, 56, 57, 58, 59, 61, 62, 69, 109, 110, 119, 120, 122, 123, 143, 154, 157, 158}
+)  # 69: graphics engine class error, which NVIDIA's device plugin reports as critical and takes the GPU out for
+# Graphics exception (13), MMU page fault (31), "GPU stopped processing" after a software-induced fault (43): the
+# catalog's RESTART_APP / IGNORE, "typically an application-level bug"; the GPU stays healthy
+APPLICATION_XIDS = frozenset({13, 31, 43})
 
 SPOT_WORDS = ("spot", "preempt", "interruption", "instance-action", "rebalance")
 MAINTENANCE_WORDS = (
@@ -74,9 +79,29 @@ def hardware_xid(event: TimelineEvent) -> bool:
     return xid_of(event) in HARDWARE_XIDS
 
 
+def application_xid(event: TimelineEvent) -> bool:
+    return xid_of(event) in APPLICATION_XIDS
+
+
+# torchrun's own summary of a local worker that failed ("failed (exitcode: 1) local_rank: 5", ChildFailedError):
+# a plain error exit of the pod's own rank. A signal's exit (negative, 128+N) says only that someone killed it.
+OWN_RANK_SIGNATURES = frozenset({"torchelastic-worker-failed", "torchelastic-child-failed"})
+
+
+def own_rank_failed(event: TimelineEvent) -> bool:
+    if event.attrs.get("signature") not in OWN_RANK_SIGNATURES:
+        return False
+    code = event.attrs.get("exit_code")
+    return isinstance(code, int) and 0 < code < 128
+
+
+def nvlink_text(event: TimelineEvent) -> bool:
+    return "nvlink" in text_of(event)
+
+
 def ecc_text(event: TimelineEvent) -> bool:
     text = text_of(event)
-    return "ecc" in text or "uncorrectable" in text
+    return "ecc" in text or ("uncorrectable" in text and "nvlink" not in text)
 
 
 def lost_gpu_text(event: TimelineEvent) -> bool:
