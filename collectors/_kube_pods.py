@@ -222,6 +222,9 @@ def _status_events(tl: _PodTimeline) -> None:
         # not the container's end after its grace period, is when the status reason happened.
         decided = first_time(_condition_time(tl.obj, "DisruptionTarget"), ended)
         tl.add(decided, kind, f"pod {reason}: {message}" if message else f"pod {reason}", **attrs)
+    elif phase == "Failed" and message:
+        # a status message with no reason (some kubelets and API copies leave the reason out): it still says why
+        tl.add(ended, Kind.POD_FAILED, f"pod Failed: {message}", message=message, phase=phase)
     elif phase == "Failed":
         tl.add(ended, Kind.POD_PHASE, "pod Failed", phase=phase)
     if phase == "Succeeded":

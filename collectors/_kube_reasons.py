@@ -66,7 +66,11 @@ REASONS: dict[str, Reason] = {
     "Unhealthy": Reason(Kind.PROBE_FAILED),
     "OOMKilled": Reason(Kind.OOM_KILLED),
     # --- pod endings ---
-    "Evicted": Reason(Kind.EVICTED),
+    # the kubelet's pressure eviction; Karpenter (drift, consolidation) writes "Evicted pod: <node> drifted" for
+    # its own Eviction API calls, which are a controller's stop, not a node running out of a resource
+    "Evicted": Reason(
+        Kind.EVICTED, _rx((r"^Evicted pod:|\b(?:drifted|consolidat\w*|underutilized)\b", Kind.EVICTION_API))
+    ),
     "TaintManagerEviction": Reason(Kind.TAINT_EVICTION),
     "PodEviction": Reason(Kind.EVICTION_API),  # aws-node-termination-handler draining
     "EvictionByEvictionAPI": Reason(Kind.EVICTION_API),
@@ -79,6 +83,7 @@ REASONS: dict[str, Reason] = {
     "SuccessfulDeletePod": Reason(Kind.POD_DELETED),  # training-operator
     # --- nodes: kubelet and node controller ---
     "NodeNotReady": Reason(Kind.NODE_NOT_READY),
+    "NodeStatusUnknown": Reason(Kind.NODE_NOT_READY),  # the node controller's Ready=Unknown: the kubelet went silent
     "NodeReady": Reason(Kind.NODE_READY),
     "NodeNotSchedulable": Reason(Kind.NODE_CORDONED),
     "NodeSchedulable": Reason(Kind.NODE_UNCORDONED),
@@ -100,6 +105,11 @@ REASONS: dict[str, Reason] = {
     "KernelOops": Reason(Kind.NODE_CONDITION, refine=_XID_LINE),
     "DockerHung": Reason(Kind.NODE_CONDITION),
     "CperHardwareErrorFatal": Reason(Kind.NODE_CONDITION),
+    # NVSentinel / DCGM health watches as node conditions and events ("GpuThermalMarginWatchIsNotHealthy",
+    # "GpuXidWatchIsNotHealthy", ...): the thermal ones are heat, the rest a GPU condition on the node
+    "GpuThermalMarginWatchIsNotHealthy": Reason(Kind.GPU_THERMAL),
+    "GpuThermalWatchIsNotHealthy": Reason(Kind.GPU_THERMAL),
+    "GpuPowerWatchIsNotHealthy": Reason(Kind.GPU_POWER_VIOLATION),
     # --- Azure scheduled events through AKS node-problem-detector ---
     "RebootScheduled": _azure(),
     "FreezeScheduled": _azure(),
@@ -151,6 +161,7 @@ PROVIDER_BY_COMPONENT: tuple[tuple[str, str], ...] = (
 DISRUPTION_KINDS: dict[str, Kind] = {
     "EvictionByEvictionAPI": Kind.EVICTION_API,
     "PreemptionByScheduler": Kind.PREEMPTED,
+    "PreemptionByKubeScheduler": Kind.PREEMPTED,  # 1.26-1.27
     "DeletionByTaintManager": Kind.TAINT_EVICTION,
     "DeletionByPodGC": Kind.NODE_DELETED,
 }

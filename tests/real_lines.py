@@ -3,25 +3,45 @@ it appears and the cause it should get) placed in a one-pod incident the way rea
 project's generator as a scenario folder.
 
 A container-log line is printed by the pod's own container just before it ends; a kernel-log line is in the kernel
-log of the pod's node. The pod ended (Failed, exit 1) and nothing else about it says why: the line is the only
-evidence.
+log of the pod's node. A Kubernetes event becomes the Event its columns describe (its reason and message, about the
+pod, its node or its Job); a pod or container status becomes the pod's status (reason and message, a
+DisruptionTarget condition, the Job's condition as the Job controller's Event, a terminated container's reason and
+exit code). The pod ended (Failed, exit 1, unless the status says otherwise; never started when the scheduler
+could not place it) and nothing else about it says why: the line is the only evidence.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from whathappened.synth.common import end, training_chatter
 from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Recording
+from whathappened.synth.spec import KEvent, Node, Pod, Recording
 from whathappened.synth.story import Setup, begin, day, expect
 from whathappened.synth.writer import write_recording
 
 REAL_LINES = Path(__file__).resolve().parent / "data" / "real-lines.jsonl"
-PLACED = ("container-log", "kernel-log")
+PLACED = ("container-log", "kernel-log", "k8s-event", "pod-status", "container-status")
+NODE_REASONS = frozenset(
+    {
+        "RebootScheduled",
+        "NodeStatusUnknown",
+        "EvictionThresholdMet",
+        "NodeHasInsufficientMemory",
+        "GpuThermalMarginWatchIsNotHealthy",
+    }
+)
+JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
+# kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message
+_ROW = re.compile(
+    r"^\s*(?:\S+\s+)?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|"
+    r"(?:pod|node)/\S+\s+)(?P<message>\S[^\n]*)$"
+)
+_FIELD = re.compile(r"""^\s*"?(?P<key>[Mm]essage|[Rr]eason|Exit Code|exitCode)"?\s*:\s*(?P<value>.*?),?\s*$""")
 
 
 @dataclass(frozen=True)
@@ -63,10 +83,90 @@ def recording(line: RealLine) -> Recording:
     training_chatter(rec, ids, pods, t - timedelta(minutes=2))
     if line.where == "kernel-log":
         rec.kernel(node, t, line.text)
-    else:
+    elif line.where == "container-log":
         rec.say(pod, t, line.text)
-    end(pod, t + timedelta(seconds=5), 1)
+    if line.where in ("k8s-event", "pod-status", "container-status"):
+        _place_kubernetes(rec, line, pod, node, t)
+    else:
+        end(pod, t + timedelta(seconds=5), 1)
     return expect(rec, (pod, line.expected_cause, True, None))
+
+
+def _fields(text: str) -> dict[str, str]:
+    """reason, message and exit code as kubectl describe, YAML or JSON print them (a quoted YAML message may go on
+    over indented lines)."""
+    found: dict[str, str] = {}
+    lines = text.splitlines()
+    for i, raw in enumerate(lines):
+        match = _FIELD.match(raw)
+        if match is None:
+            continue
+        key = {"Exit Code": "exit", "exitCode": "exit"}.get(match["key"], match["key"].lower())
+        value = match["value"]
+        if value.startswith("'") and not value.endswith("'"):
+            value += " " + " ".join(part.strip() for part in lines[i + 1 : i + 3] if not _FIELD.match(part))
+        found.setdefault(key, value.strip("'\" ,;}"))
+    return found
+
+
+def _event_row(text: str, reason: str) -> str:
+    """The message of the row about ``reason`` (kubectl describe or get), or the text when it is a bare message."""
+    for raw in text.splitlines():
+        match = _ROW.match(raw)
+        if match is not None and match["reason"] == reason:
+            return match["message"].strip()
+    return _fields(text).get("message") or text.strip()
+
+
+def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: datetime) -> None:
+    reason = line.k8s_reason or ""
+    fields = _fields(line.text)
+    if line.where == "k8s-event":
+        message = _event_row(line.text, reason)
+        if reason == "FailedScheduling":
+            pod.node, pod.scheduled, pod.started, pod.ready = None, None, None, False
+            pod.unschedulable_message = message
+            rec.events = [e for e in rec.events if e.name != pod.name]
+            rec.logs = [entry for entry in rec.logs if entry.pod != pod.name]  # it never ran
+            rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "default-scheduler"))
+            return
+        if reason in NODE_REASONS:
+            rec.events.append(_event(node.name, "Node", pod, t, reason, message, "kubelet"))
+        else:
+            rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "kubelet"))
+        end(pod, t + timedelta(seconds=5), 1)
+        return
+    if line.where == "container-status":
+        code = int(fields["exit"]) if fields.get("exit", "").lstrip("-").isdigit() else 1
+        end(pod, t + timedelta(seconds=5), code, fields.get("reason") or reason or "Error")
+        return
+    message = fields.get("message") or line.text.strip()
+    if reason in JOB_REASONS:
+        job = pod.owner.name if pod.owner else pod.name
+        rec.events.append(_event(job, "Job", pod, t, reason, message, "job-controller"))
+        end(pod, t + timedelta(seconds=5), 1)
+        return
+    if reason.startswith("PreemptionBy") or reason.startswith("TerminationBy") or reason.startswith("EvictionBy"):
+        pod.disruption = (reason, message, t)
+    else:
+        pod.status_reason, pod.status_message = reason or None, message
+    end(pod, t + timedelta(seconds=5), 137 if reason else 1)
+
+
+def _event(name: str, kind: str, pod: Pod, t: datetime, reason: str, message: str, component: str) -> KEvent:
+    about_pod = kind == "Pod"
+    return KEvent(
+        at=t,
+        reason=reason,
+        message=message,
+        kind=kind,
+        name=name,
+        namespace=pod.namespace if kind != "Node" else "default",
+        uid=pod.uid if about_pod else "",
+        component=component,
+        type="Warning",
+        api_version="batch/v1" if kind == "Job" else "v1",
+    )
 
 
 def write(line: RealLine, folder: Path) -> Path:

@@ -1,6 +1,6 @@
-"""Real failure lines, each the only evidence about one pod that ended, explained through the installed CLI from a
-snapshot and live (the Kubernetes API double and the log store), and fetched by the log store's server-side
-prefilter. The lines are verbatim from public issues and docs (tests/data/real-lines.jsonl, with their sources);
+"""Real failure lines, each the only evidence about one pod that ended (a container or kernel log line, a Kubernetes
+event, a pod or container status), explained through the installed CLI from a snapshot and live (the Kubernetes API
+double and the log store), and fetched by the log store's server-side prefilter. The lines are verbatim from public issues and docs (tests/data/real-lines.jsonl, with their sources);
 the signatures and rules are written for the families and versions, never for these strings."""
 
 from __future__ import annotations
@@ -63,9 +63,15 @@ def _cause(document: dict[str, Any]) -> str | None:
 
 
 def test_the_lines_are_the_references_with_their_sources() -> None:
-    assert len(LINES) >= 50
+    assert len(LINES) >= 80
     assert all(line.source_url.startswith("http") and line.expected_cause for line in LINES)
-    assert {line.where for line in LINES} == {"container-log", "kernel-log"}
+    assert {line.where for line in LINES} == {
+        "container-log",
+        "kernel-log",
+        "k8s-event",
+        "pod-status",
+        "container-status",
+    }
     assert sum(line.trap for line in LINES) >= 10
 
 

@@ -99,6 +99,17 @@ def _notice_chain(case: Case, rule: Rule, notices: tuple[int, ...]) -> Finding |
     return None
 
 
+def maintenance_notice_only(case: Case, rule: Rule) -> Finding | None:
+    """A maintenance notice on the pod's node is all there is (the drain went unrecorded, the notice carries no
+    time) and no rule before this one found anything: the likeliest reading, said with less confidence."""
+    notices = case.find(NOTICE_KINDS, NODE, NOTICE_LOOKBACK, SKEW, words.is_maintenance_notice)
+    if not notices or _failed_first(
+        case, case.fate.ended - min(case.event(i).at for i in notices) + SKEW, case.fate.ended + SKEW
+    ):
+        return None
+    return found(case, rule, notices)
+
+
 def _failed_first(case: Case, since: timedelta, disrupted: datetime) -> bool:
     own = case.find(OWN_FAILURES, POD, since, SKEW, words.own_failure)
     return any(case.event(i).at < disrupted for i in own)
@@ -199,6 +210,16 @@ def job_deadline(case: Case, rule: Rule) -> Finding | None:
     since = min(case.event(i).at for i in hits) - SKEW
     stops = tuple(i for i in case.find(STOPS, POD, BURST, SKEW) if case.event(i).at >= since)
     return found(case, rule, hits, stops) if stops else None
+
+
+def job_limit(case: Case, rule: Rule) -> Finding | None:
+    """The pod's Job reached its deadline or backoff limit around the pod's end, the pods left in place (no
+    controller stopped this one): the Job's ending is all the evidence says."""
+    owner = case.fate.pod.owner_name
+    hits = case.find(rule.kinds, rule.on, rule.before, rule.after)
+    if owner:
+        hits = tuple(i for i in hits if owner.lower() in text_of(case.event(i)))
+    return found(case, rule, hits) if hits else None
 
 
 def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:

@@ -165,6 +165,12 @@ RULES: tuple[Rule, ...] = (
          where=words.own_rank_failed, before_stop=True),
     Rule("teardown", "peer-failure", 0.75, say.TEARDOWN, _kinds(Kind.LAUNCHER_TEARDOWN), before=MINUTES_15,
          check=checks.teardown_by_launcher),
+    # --- endings seen only from the node or the Job, when nothing on the pod itself says more ---
+    Rule("node-pressure", "node-pressure-eviction", 0.6, say.PRESSURE, _kinds(Kind.NODE_PRESSURE), on=NODE,
+         before=MINUTES_15, since_start=True),
+    Rule("job-limit", "deadline-exceeded", 0.6, say.DEADLINE, _kinds(Kind.DEADLINE_EXCEEDED), on=JOB,
+         before=MINUTES_15, after=MINUTES_10, check=checks.job_limit),
+    Rule("notice-only", "host-maintenance", 0.55, say.MAINTENANCE, check=checks.maintenance_notice_only),
     # --- no fault ---
     Rule("stopped", "deleted", 0.8, say.STOPPED, check=checks.stopped_without_fault),
     Rule("completed", "completed", 0.95, say.COMPLETED,

@@ -112,12 +112,12 @@ def lost_gpu_text(event: TimelineEvent) -> bool:
 def preemption(event: TimelineEvent) -> bool:
     if event.kind == Kind.PREEMPTED:
         return True
-    return _reason(event) in ("preemptionbyscheduler", "preempting", "preempted")
+    return _reason(event) in ("preemptionbyscheduler", "preemptionbykubescheduler", "preempting", "preempted")
 
 
 def pressure_eviction(event: TimelineEvent) -> bool:
     if event.kind == Kind.EVICTED:
-        return True
+        return "evicted pod:" not in text_of(event)
     reason, text = _reason(event), text_of(event)
     if event.kind == Kind.POD_FAILED and reason == "evicted":
         return True
@@ -134,7 +134,7 @@ def node_lost(event: TimelineEvent) -> bool:
 
 
 def oom_killed(event: TimelineEvent) -> bool:
-    return event.kind == Kind.OOM_KILLED or _reason(event) == "oomkilled"
+    return event.kind == Kind.OOM_KILLED or _reason(event).replace(" ", "") == "oomkilled"  # "OOM Killed" before 1.0
 
 
 def liveness(event: TimelineEvent) -> bool:
@@ -144,7 +144,10 @@ def liveness(event: TimelineEvent) -> bool:
 
 
 def deadline(event: TimelineEvent) -> bool:
-    return event.kind == Kind.DEADLINE_EXCEEDED or _reason(event) in ("deadlineexceeded", "backofflimitexceeded")
+    if event.kind == Kind.DEADLINE_EXCEEDED or _reason(event) in ("deadlineexceeded", "backofflimitexceeded"):
+        return True
+    # the kubelet's activeDeadlineSeconds message on a pod whose reason a source left out
+    return event.kind == Kind.POD_FAILED and "longer than the specified deadline" in text_of(event)
 
 
 def own_exception(event: TimelineEvent) -> bool:
