@@ -879,6 +879,69 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=("NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms",),
         near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
     ),
+    # --- node agents: what they print about the node a pod runs on ---
+    Signature(
+        # aws-node-termination-handler: the drain event it acts on, as a Go struct ("Got drain event from channel
+        # {...} {EventID:spot-itn-... Kind:SPOT_ITN ...}", v1.x) or in its event store's JSON ("Kind":"SPOT_ITN")
+        name="nth-spot-interruption",
+        kind=Kind.SPOT_INTERRUPTION,
+        pattern=_c(r"""Kind"?:"?(?P<event_type>SPOT_ITN)\b"""),
+        summary="aws-node-termination-handler: spot interruption notice",
+        phrases=("SPOT_ITN",),
+        wildcards=("?*spot_itn",),  # the struct form "Kind:SPOT_ITN" is one token to the analyzer
+        fixed={"provider": "aws", "action": "spot-interruption"},
+        examples=(
+            "2020/04/28 23:00:46 Got drain event from channel {InstanceID:i-027a7181c7dcdf2ff} {EventID:spot-itn-18"
+            " Kind:SPOT_ITN Description:Spot ITN received. Instance will be interrupted at 2020-04-28T23:02:46.246Z",
+        ),
+        near_misses=("monitoring for SPOT_ITN events is disabled (enableSpotInterruptionDraining=false)",),
+    ),
+    Signature(
+        name="nth-scheduled-event",
+        kind=Kind.MAINTENANCE_NOTICE,
+        pattern=_c(
+            r"""Kind"?:"?(?P<event_type>SCHEDULED_EVENT)\b[^\n]{0,300}?Description"?:"?(?P<text>[^"\n]{1,200})"""
+        ),
+        summary="aws-node-termination-handler: EC2 scheduled event: {text}",
+        phrases=("SCHEDULED_EVENT",),
+        wildcards=("?*scheduled_event",),
+        fixed={"provider": "aws"},
+        examples=(
+            '{"event":{"EventID":"instance-event-0c6a1ed93bfc96fd4","Kind":"SCHEDULED_EVENT","Description":'
+            '"instance-stop will occur between 28 Dec 2020 06:00:00 GMT and  because The instance is running on'
+            ' degraded hardware\\n","State":"active"},"message":"Adding new event to the event store"}',
+        ),
+        near_misses=("monitoring for SCHEDULED_EVENT events is enabled",),
+    ),
+    Signature(
+        # Karpenter's interruption controller (controller.interruption): the SQS message it acts on
+        name="karpenter-interruption",
+        kind=Kind.SPOT_INTERRUPTION,
+        pattern=_c(r""""?messageKind"?[:=] ?"?(?P<event_type>SpotInterruptionKind)\b"""),
+        summary="Karpenter: spot interruption, cordon and drain",
+        phrases=("SpotInterruptionKind",),
+        fixed={"provider": "aws", "action": "spot-interruption"},
+        examples=(
+            '2023-06-12T11:47:23.814Z\tDEBUG\tcontroller.interruption\tremoving offering from offerings\t{"messageKind":'
+            ' "SpotInterruptionKind", "action": "CordonAndDrain", "capacity-type": "spot"}',
+        ),
+        near_misses=('{"messageKind": "RebalanceRecommendationKind", "action": "NoAction"}',),
+    ),
+    Signature(
+        # the node lifecycle controller's event, as klog writes it ("Event occurred" object=... reason="NodeNotReady")
+        name="node-controller-not-ready",
+        kind=Kind.NODE_NOT_READY,
+        pattern=_c(r'Event occurred\\?"[^\n]{0,400}?reason=\\?"(?P<reason>NodeNotReady)\\?"'),
+        summary="the node controller marked the node NotReady",
+        phrases=("Event occurred",),
+        examples=(
+            'I0901 00:25:09.311469       1 event.go:291] "Event occurred" object="kube-system/coredns-f9fd979d6-w9lb9"'
+            ' kind="Pod" apiVersion="v1" type="Warning" reason="NodeNotReady" message="Node is not ready"',
+        ),
+        near_misses=(
+            'I0901 00:25:09.311469 1 event.go:291] "Event occurred" reason="NodeReady" message="Node is ready"',
+        ),
+    ),
     Signature(
         # DCGM's health watches and diagnostics ("GPU %u Thermal violations totaling %.1f seconds started at ...",
         # DCGM_FR_CLOCK_THROTTLE_THERMAL "Clocks are being throttled for GPU %u because of clock throttling

@@ -17,14 +17,10 @@ from tests.real_lines import RealLine, real_lines, write
 from tests.support import Scenario, load_scenario
 
 LINES = real_lines()
-# What the project does not read yet, said here rather than hidden: node agents' own logs (NTH, Karpenter, the
-# node controller, a test harness's cloud calls) printed as if by the pod, and torchelastic's JSON status events.
+# What the project does not read yet, said here rather than hidden: a harness's log of a user-requested VM restart
+# (EventSource User) as a deletion, and torchelastic's JSON status events.
 NOT_YET: dict[str, str] = {
-    "spot-nth-itn-2020-struct": "aws-node-termination-handler's drain-event struct is not read as a spot notice",
-    "spot-karpenter-interruption-2023": "Karpenter's interruption controller log is not read as a spot notice",
-    "maint-nth-scheduled-event-degraded-hw": "node-termination-handler's event-store JSON is not read as a notice",
     "trap-azure-reboot-user-initiated": "a user-requested VM restart in a harness log is not read as a deletion",
-    "node-notready-controller-json-log": "the node controller's NodeNotReady log is not read as a node failure",
     "completed-torchelastic-status-json": "torchelastic's SUCCEEDED status event is not read as a completion",
 }
 
