@@ -243,6 +243,16 @@ def _oom_pod(_match: re.Match[str], text: str) -> Mapping[str, Any]:
     return {"pod_uid": found.group("uid").replace("_", "-")} if found else {}
 
 
+# RM appends the root cause of a sympathetic report: "Ch 00000008 caused by previous Xid 95" (kernel_rc.c
+# rootCauseXidStr, R535+)
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,3})")
+
+
+def _xid_cause(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    found = _CAUSED_BY.search(match.group("text") or "")
+    return {"caused_by_xid": int(found.group(1))} if found else {}
+
+
 def _whole(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     return {"line": match.group(0)}
 
@@ -282,6 +292,7 @@ SIGNATURES: tuple[Signature, ...] = (
         summary="Xid {xid} on GPU PCI:{pci}: {text}",
         phrases=("NVRM: Xid",),
         convert={"xid": int, "pid": _pid, "gpu_instance": int, "process": _known},
+        extract=_xid_cause,
         examples=(
             "NVRM: Xid (PCI:0000:5d:00): 48, pid=18822, name=python, An uncorrectable double bit error (DBE) has been"
             " detected on GPU in the framebuffer at partition 2, subpartition 0.",
@@ -928,6 +939,52 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=('{"messageKind": "RebalanceRecommendationKind", "action": "NoAction"}',),
     ),
     Signature(
+        # Azure IMDS Scheduled Events as agents and harnesses log them (JSON or a Python dict): an event its owner
+        # asked for (EventSource "User": "restarted as requested by authorized user") is a deliberate stop, not
+        # the platform's maintenance
+        name="azure-scheduled-event-user",
+        kind=Kind.POD_DELETED,
+        pattern=_c(
+            r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Freeze|Terminate|Preempt)['"]"""
+            r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]User['"]"""
+        ),
+        summary="the VM's owner asked for a {event_type} (Azure scheduled event from the user)",
+        phrases=("EventSource",),
+        fixed={"by": "user", "provider": "azure"},
+        examples=(
+            "Unhandled Azure scheduled event: {'EventId': 'CA9C0DC4', 'EventStatus': 'Scheduled', 'EventType':"
+            " 'Reboot', 'ResourceType': 'VirtualMachine', 'Description': 'Virtual machine is going to be restarted as"
+            " requested by authorized user.', 'EventSource': 'User', 'DurationInSeconds': -1}",
+        ),
+        near_misses=(
+            "{'EventType': 'Reboot', 'EventSource': 'Platform', 'NotBefore': 'Thu, 16 Mar 2023 14:01:28 GMT'}",
+        ),
+    ),
+    Signature(
+        name="azure-scheduled-event",
+        kind=Kind.MAINTENANCE_NOTICE,
+        pattern=_c(
+            r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Freeze|Terminate|Preempt)['"]"""
+            r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]Platform['"]"""
+        ),
+        summary="Azure scheduled event: {event_type}",
+        phrases=("EventSource",),
+        fixed={"provider": "azure"},
+        examples=("{'EventType': 'Reboot', 'EventSource': 'Platform', 'NotBefore': 'Thu, 16 Mar 2023 14:01:28 GMT'}",),
+        near_misses=("{'EventType': 'Reboot', 'EventSource': 'User'}",),
+    ),
+    Signature(
+        # torch.distributed.elastic's worker status events (events/__init__.py, "torchelastic.worker.status.<STATE>"
+        # with the run's metadata): SUCCEEDED is the run finishing well
+        name="torchelastic-status-succeeded",
+        kind=Kind.JOB_COMPLETED,
+        pattern=_c(r"torchelastic\.worker\.status\.SUCCEEDED"),
+        summary="torchelastic: the workers finished (SUCCEEDED)",
+        phrases=("torchelastic.worker.status.SUCCEEDED",),
+        examples=('{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0}',),
+        near_misses=('{"name": "torchelastic.worker.status.FAILED", "source": "AGENT", "raw_error": "..."}',),
+    ),
+    Signature(
         # the node lifecycle controller's event, as klog writes it ("Event occurred" object=... reason="NodeNotReady")
         name="node-controller-not-ready",
         kind=Kind.NODE_NOT_READY,
@@ -962,6 +1019,17 @@ SIGNATURES: tuple[Signature, ...] = (
             " Reason: HW Slowdown",
         ),
         near_misses=("GPU 0 Thermal violations totaling 0 events: thresholds unchanged by policy",),
+    ),
+    Signature(
+        # torch.distributed.elastic: the rendezvous closed because another node's agent left or failed; this
+        # node's workers are stopped with it
+        name="torchelastic-rendezvous-closed",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(r"(?:torch\.distributed\.elastic\.rendezvous\.api\.)?RendezvousClosedError"),
+        summary="torchelastic: the rendezvous was closed by another node",
+        phrases=("RendezvousClosedError",),
+        examples=("torch.distributed.elastic.rendezvous.api.RendezvousClosedError",),
+        near_misses=("rendezvous closed cleanly after the run completed",),
     ),
     Signature(
         name="python-traceback",

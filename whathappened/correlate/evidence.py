@@ -218,7 +218,8 @@ def text_of(event: TimelineEvent) -> str:
 
 
 def xid_of(event: TimelineEvent) -> int | None:
-    value = event.attrs.get("xid")
+    """The Xid that says what happened: a 45 "caused by previous Xid N" is a sympathetic report of N."""
+    value = event.attrs.get("caused_by_xid") or event.attrs.get("xid")
     try:
         return int(value) if value is not None else None
     except (TypeError, ValueError):

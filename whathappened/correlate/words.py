@@ -43,6 +43,7 @@ REACTION_EXCEPTION_WORDS = (
     "distnetworkerror",
     "diststoreerror",
     "childfailederror",
+    "rendezvousclosederror",
     "processgroup",
     "watchdog",
     "sigterm",
@@ -72,7 +73,10 @@ def memory_fault(event: TimelineEvent) -> bool:
 
 
 def nvlink_fault(event: TimelineEvent) -> bool:
-    return event.kind == Kind.NVLINK_ERROR or xid_of(event) in NVLINK_XIDS
+    if event.kind == Kind.NVLINK_ERROR:
+        return True
+    # the Blackwell NVLink Xids (144-150) say their own severity: "... Nonfatal XC0 i0 Link 13" is corrected
+    return xid_of(event) in NVLINK_XIDS and "nonfatal" not in text_of(event)
 
 
 def hardware_xid(event: TimelineEvent) -> bool:
@@ -112,7 +116,12 @@ def lost_gpu_text(event: TimelineEvent) -> bool:
 def preemption(event: TimelineEvent) -> bool:
     if event.kind == Kind.PREEMPTED:
         return True
-    return _reason(event) in ("preemptionbyscheduler", "preemptionbykubescheduler", "preempting", "preempted")
+    if _reason(event) in ("preemptionbyscheduler", "preemptionbykubescheduler", "preempting", "preempted"):
+        return True
+    # the scheduler's and Kueue's own words ("preempting to accommodate a higher priority pod", "Preempted to
+    # accommodate a workload (UID: ...)")
+    text = text_of(event)
+    return "to accommodate a" in text and "preempt" in text
 
 
 def pressure_eviction(event: TimelineEvent) -> bool:
