@@ -23,6 +23,14 @@ from whathappened.timeutils import parse_timestamp
 MAX_TEXT = 64 * 1024  # what of a huge line is examined: its head and tail (errors sit at either end)
 
 
+# Where the node agents whose words are evidence about a node's pods run: aws-node-termination-handler and the
+# cloud monitors (kube-system), Karpenter, NVIDIA's GPU operator (device plugin, DCGM exporter, driver) and the
+# health agents (NVSentinel, gpud). Their lines on the experiment's nodes are read as the node's own.
+AGENT_NAMESPACES: frozenset[str] = frozenset(
+    {"kube-system", "karpenter", "gpu-operator", "nvidia-gpu-operator", "nvsentinel", "gpud", "node-problem-detector"}
+)
+
+
 @dataclass(frozen=True)
 class FieldMapping:
     name: str

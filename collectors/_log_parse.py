@@ -20,6 +20,7 @@ from typing import Any
 from whathappened.collectors import _kube_parse
 from whathappened.collectors._log_discover import SOURCE, Doc, discover_from_documents, near_window
 from whathappened.collectors._log_fields import (
+    AGENT_NAMESPACES,
     PRESETS,
     FieldMapping,
     host_of,
@@ -183,7 +184,7 @@ def _log_line(
     if pod is not None:
         namespace = name_of(doc, mapping.namespace)
         if (namespace or "", pod) not in pods:
-            return None
+            return _agent_line(doc, mapping, at, namespace, pod, nodes)
         subject = Subject(
             namespace=namespace, pod=pod, container=name_of(doc, mapping.container), node=name_of(doc, mapping.node)
         )
@@ -192,6 +193,16 @@ def _log_line(
     if host is None or host not in nodes:
         return None
     return at, Subject(node=host), message_of(doc, mapping)
+
+
+def _agent_line(
+    doc: Mapping[str, Any], mapping: FieldMapping, at: datetime, namespace: str | None, pod: str, nodes: set[str]
+) -> tuple[datetime, Subject, str] | None:
+    """A node agent's line on one of the scope's nodes, as the node's own (the agent is named in the text)."""
+    node = name_of(doc, mapping.node)
+    if namespace not in AGENT_NAMESPACES or node is None or node not in nodes:
+        return None
+    return at, Subject(node=node), f"[{namespace}/{pod}] {message_of(doc, mapping)}"
 
 
 def _keep_tail(heap: list[tuple[Any, ...]], target: Target, size: int, item: tuple[Any, ...]) -> None:

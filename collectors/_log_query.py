@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from whathappened.collectors._log_fields import FieldMapping
+from whathappened.collectors._log_fields import AGENT_NAMESPACES, FieldMapping
 from whathappened.collectors._log_parse import END_SLACK, Target
 from whathappened.collectors.signatures import SIGNATURES
 
@@ -105,6 +105,18 @@ def _node_part(mapping: FieldMapping, nodes: Sequence[str], resolved: Mapping[st
     }
 
 
+def _agent_part(mapping: FieldMapping, nodes: Sequence[str], resolved: Mapping[str, str]) -> Query:
+    """The node agents' container lines (``AGENT_NAMESPACES``) on these nodes."""
+    return {
+        "bool": {
+            "filter": [
+                exact(mapping.node, nodes, resolved),
+                exact(mapping.namespace, sorted(AGENT_NAMESPACES), resolved),
+            ]
+        }
+    }
+
+
 def signature_lines(
     mapping: FieldMapping,
     window: Window,
@@ -113,11 +125,14 @@ def signature_lines(
     nodes: Iterable[str] = (),
     resolved: Mapping[str, str] = EMPTY,
 ) -> Query | None:
-    """Signature lines in the window of these pods' containers and of these nodes' own logs, in one search (the
+    """Signature lines in the window of these pods' containers, of these nodes' own logs and of the node agents
+    on them, in one search (the
     signature filter is the costly part: it is evaluated once); None when there is nobody left to ask about."""
     listed_pods, listed_nodes = sorted(set(pods)), sorted(set(nodes))
     parts = ([_pod_part(mapping, listed_pods, namespaces, resolved)] if listed_pods else []) + (
-        [_node_part(mapping, listed_nodes, resolved)] if listed_nodes else []
+        [_node_part(mapping, listed_nodes, resolved), _agent_part(mapping, listed_nodes, resolved)]
+        if listed_nodes
+        else []
     )
     if not parts:
         return None

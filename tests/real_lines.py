@@ -12,6 +12,7 @@ could not place it) and nothing else about it says why: the line is the only evi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -61,7 +62,9 @@ def real_lines(where: tuple[str, ...] = PLACED) -> list[RealLine]:
     return [RealLine(**{k: v for k, v in row.items() if k in fields}) for row in rows if row["where"] in where]
 
 
-def recording(line: RealLine) -> Recording:
+def recording(line: RealLine, agent: str | None = None) -> Recording:
+    """The line's incident; with ``agent``, a container-log line is printed instead by that node agent's pod
+    (kube-system) on the experiment pod's node, as aws-node-termination-handler or Karpenter print theirs."""
     s = Setup(
         f"real-{line.id}",
         f"One pod ends; the only evidence is a real {line.where} line ({line.source_url}).",
@@ -83,6 +86,13 @@ def recording(line: RealLine) -> Recording:
     training_chatter(rec, ids, pods, t - timedelta(minutes=2))
     if line.where == "kernel-log":
         rec.kernel(node, t, line.text)
+    elif line.where == "container-log" and agent is not None:
+        helper = dataclasses.replace(
+            pod, name=f"{agent}-x7k2p", namespace="kube-system", uid=ids.uuid("pod", "kube-system", agent),
+            labels={"app.kubernetes.io/name": agent}, owner=None, gpu_request=0, gpu_indices=(), runs=[],
+        )  # fmt: skip
+        rec.pods.append(helper)
+        rec.say(helper, t, line.text)
     elif line.where == "container-log":
         rec.say(pod, t, line.text)
     if line.where in ("k8s-event", "pod-status", "container-status"):
@@ -169,6 +179,6 @@ def _event(name: str, kind: str, pod: Pod, t: datetime, reason: str, message: st
     )
 
 
-def write(line: RealLine, folder: Path) -> Path:
-    write_recording(recording(line), folder, seed=20261121)
+def write(line: RealLine, folder: Path, agent: str | None = None) -> Path:
+    write_recording(recording(line, agent), folder, seed=20261121)
     return folder

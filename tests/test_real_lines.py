@@ -6,6 +6,7 @@ the signatures and rules are written for the families and versions, never for th
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,6 +83,33 @@ def test_live(line: RealLine, incidents: dict[str, Scenario], kube_double: Any, 
     _code, document, stderr = run_cli(*args)
     assert document is not None, stderr
     assert _cause(document) == line.expected_cause
+
+
+# Lines node agents print (the visible set has them as container logs): printed instead by the agent's own pod on
+# the experiment pod's node, they say the same about that pod.
+AGENT_LINES = {
+    "spot-nth-itn-2020-struct": "aws-node-termination-handler",
+    "maint-nth-scheduled-event-degraded-hw": "aws-node-termination-handler",
+    "spot-karpenter-interruption-2023": "karpenter",
+    "hw-xid69-device-plugin-2020": "nvidia-device-plugin-daemonset",
+}
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("line", [line for line in LINES if line.id in AGENT_LINES], ids=lambda line: line.id)
+def test_a_node_agents_line_on_the_pods_node(
+    line: RealLine, tmp_path: Path, kube_double: Any, search_server: SearchServer
+) -> None:
+    scenario = load_scenario(write(line, tmp_path / line.id, agent=AGENT_LINES[line.id]))
+    _code, document, stderr = run_cli(*scenario_args(scenario), "--snapshot", str(scenario.path))
+    assert document is not None, stderr
+    assert _cause(document) == line.expected_cause
+    kube, indices = kube_double(scenario), search_server.load_scenario(scenario)
+    args = [*scenario_args(scenario), "--kubeconfig", str(kube.kubeconfig), *indices.arguments(search_server.url)]
+    _code, live, stderr = run_cli(*args)
+    assert live is not None, stderr
+    assert _cause(live) == line.expected_cause
+    assert all(v["pod"] != f"{AGENT_LINES[line.id]}-x7k2p" for v in live["verdicts"])  # the agent is no suspect
 
 
 @pytest.mark.servers
