@@ -1000,6 +1000,36 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # nvidia-smi -q's ECC section as a job prints it before or after a failure: Ampere and later count
+        # "SRAM Uncorrectable Parity / SEC-DED" and "DRAM Uncorrectable"; only a non-zero count is a fault
+        name="nvsmi-uncorrectable-count",
+        kind=Kind.GPU_ECC_DBE,
+        pattern=_c(
+            r"(?P<memory>SRAM|DRAM) Uncorrectable(?: Parity| SEC-DED)?[ \t]{0,40}: (?P<increase>[1-9]\d{0,9})\b"
+        ),
+        summary="{memory} uncorrectable ECC errors: {increase}",
+        phrases=("SRAM Uncorrectable", "DRAM Uncorrectable"),
+        convert={"increase": int},
+        examples=(
+            "        SRAM Uncorrectable Parity         : 0\n        SRAM Uncorrectable SEC-DED        : 0\n"
+            "        DRAM Correctable                  : 0\n        DRAM Uncorrectable                : 2",
+        ),
+        near_misses=("        SRAM Uncorrectable Parity         : 0\n        DRAM Uncorrectable                : 0",),
+    ),
+    Signature(
+        # nvidia-smi -q "Clocks Event Reasons" (R535+; "Clocks Throttle Reasons" before): an active hardware or
+        # thermal slowdown
+        name="nvsmi-thermal-slowdown",
+        kind=Kind.GPU_THERMAL,
+        pattern=_c(r"(?P<reason>HW Thermal Slowdown|SW Thermal Slowdown|HW Slowdown)[ \t]{0,40}: Active\b"),
+        summary="GPU clocks slowed down: {reason} active",
+        phrases=("Thermal Slowdown", "HW Slowdown"),
+        examples=(
+            "        HW Slowdown                       : Active\n            HW Thermal Slowdown           : Active",
+        ),
+        near_misses=("        HW Slowdown                       : Not Active",),
+    ),
+    Signature(
         # DCGM's health watches and diagnostics ("GPU %u Thermal violations totaling %.1f seconds started at ...",
         # DCGM_FR_CLOCK_THROTTLE_THERMAL "Clocks are being throttled for GPU %u because of clock throttling
         # starting %.1f seconds into the test. Reason: HW Slowdown / Thermal") and nvidia-smi's clock event reasons.
