@@ -7,6 +7,7 @@ timeAdded. Those that fall in the window and describe a problem become timeline 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,22 @@ from whathappened.model import NodeInfo, Subject, TimelineEvent, Window
 _PROVIDERS = (("azure://", "azure"), ("aws://", "aws"), ("gce://", "gcp"))
 _INSTANCE_TYPE = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _GPU_PRODUCT = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "accelerator")
+# Conditions whose problem state is False (EKS node monitoring agent: "AcceleratedHardwareReady" and its kin).
+_READY_CONDITIONS = frozenset(
+    {"AcceleratedHardwareReady", "StorageReady", "NetworkingReady", "KernelReady", "ContainerRuntimeReady"}
+)
+# GPU health written by other agents: AKS node-problem-detector ("XIDError"), GKE's device plugin
+# ("XidCriticalError", its reason a JSON map of Xids: '{"31":true}'), NVIDIA NVSentinel ("<Check>" types with
+# reasons "<Check>IsNotHealthy" and messages "ErrorCode:44 GPU:0 PCI:... GPU_UUID:GPU-... Recommended Action=...").
+_XID_CONDITIONS = frozenset({"XIDError", "XidCriticalError", "GpuXidError", "SysLogsXIDError"})
+_HEALTH_WORDS: tuple[tuple[str, Kind], ...] = (
+    ("nvlink", Kind.NVLINK_ERROR),
+    ("thermal", Kind.GPU_THERMAL),
+    ("temp", Kind.GPU_THERMAL),
+)
+_XID_IN_TEXT = re.compile(r"(?:\bXID|\bXid|ErrorCode)[ :=]{0,3}(\d{1,3})\b|\"(\d{1,3})\"\s*:\s*true")
+_GPU_IN_TEXT = re.compile(r"\bGPU:(\d{1,2})\b")
+_UUID_IN_TEXT = re.compile(r"GPU_UUID:(GPU-[0-9a-fA-F-]{36})")
 _CONDITION_NOTICES = {
     "VMEventScheduled": (Kind.MAINTENANCE_NOTICE, "azure"),
     "PreemptionScheduled": (Kind.SPOT_INTERRUPTION, "azure"),
@@ -97,7 +114,14 @@ def parse_node(obj: Mapping[str, Any]) -> NodeInfo:
 
 
 def _event(
-    at: datetime, kind: Kind, node: str, summary: str, source: str, attrs: dict[str, Any], raw: Any
+    at: datetime,
+    kind: Kind,
+    node: str,
+    summary: str,
+    source: str,
+    attrs: dict[str, Any],
+    raw: Any,
+    gpu: str | None = None,
 ) -> TimelineEvent:
     return TimelineEvent(
         at=at,
@@ -105,7 +129,7 @@ def _event(
         kind=kind,
         severity=severity_of(kind),
         summary=one_line(summary),
-        subject=Subject(node=node),
+        subject=Subject(node=node, gpu=gpu),
         attrs=attrs,
         raw=raw,
     )
@@ -123,6 +147,8 @@ def _notice_attrs(provider: str | None, message: str) -> dict[str, Any]:
 def _condition_kind(ctype: str, status: str) -> tuple[Kind, str | None] | None:
     if ctype == "Ready":
         return (Kind.NODE_NOT_READY, None) if status != "True" else (Kind.NODE_READY, None)
+    if ctype in _READY_CONDITIONS:
+        return (Kind.NODE_CONDITION, None) if status == "False" else None
     if status != "True":
         return None
     if ctype in PRESSURE:
@@ -150,8 +176,30 @@ def _condition_events(obj: Mapping[str, Any], name: str, window: Window, source:
         if kind in (Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION):
             attrs.update(_notice_attrs(provider, message))
         summary = f"{ctype}={status}" + (f" ({reason}): {message}" if message else f" ({reason})")
-        found.append(_event(at, kind, name, summary, source, attrs, condition))
+        gpu_kind, gpu = _gpu_health(ctype, reason, message, attrs) if kind is Kind.NODE_CONDITION else (kind, None)
+        found.append(_event(at, gpu_kind, name, summary, source, attrs, condition, gpu))
     return found
+
+
+def _gpu_health(ctype: str, reason: str, message: str, attrs: dict[str, Any]) -> tuple[Kind, str | None]:
+    """What another agent's GPU health condition says: an Xid (its number from the message or the reason's JSON
+    map), NVLink or heat; the GPU index and UUID where the agent names them."""
+    words = f"{ctype} {reason} {message}"
+    gpu = _GPU_IN_TEXT.search(message)
+    uuid = _UUID_IN_TEXT.search(message)
+    if uuid:
+        attrs["uuid"] = uuid.group(1)
+    if ctype in _XID_CONDITIONS or "xid" in ctype.lower() or "xid" in reason.lower():
+        found = _XID_IN_TEXT.search(f"{message} {reason}")
+        if found:
+            attrs["xid"] = int(found.group(1) or found.group(2))
+            attrs["text"] = message
+            return Kind.GPU_XID, gpu.group(1) if gpu else None
+    lowered = words.lower()
+    for word, kind in _HEALTH_WORDS:
+        if word in lowered and ("gpu" in lowered or "nvlink" in lowered):
+            return kind, gpu.group(1) if gpu else None
+    return Kind.NODE_CONDITION, None
 
 
 def _taint_events(obj: Mapping[str, Any], name: str, window: Window, source: str) -> list[TimelineEvent]:

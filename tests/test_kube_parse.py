@@ -461,3 +461,56 @@ def test_eviction_status_is_placed_when_the_kubelet_decided() -> None:
     status = next(e for e in events if e.kind == Kind.EVICTED and e.summary.startswith("pod Evicted"))
     disruption = next(e for e in events if e.kind == Kind.DISRUPTION_TARGET)
     assert status.at == disruption.at
+
+
+# --- GPU health written by other agents (verbatim shapes from the agents' own output, see real-formats.md) ---
+
+HEALTH_WINDOW = Window(datetime(2025, 1, 1, tzinfo=UTC), datetime(2027, 1, 1, tzinfo=UTC))
+
+
+def condition_events(condition: dict[str, Any]) -> list[Any]:
+    return node_events({"metadata": {"name": "n"}, "status": {"conditions": [condition]}}, HEALTH_WINDOW)
+
+
+def test_gke_xid_critical_error_reads_its_reason_as_a_map_of_xids() -> None:
+    # GoogleCloudPlatform/container-engine-accelerators#497
+    [event] = condition_events(
+        {"lastHeartbeatTime": "2025-06-23T18:58:44Z", "lastTransitionTime": "2025-06-23T18:44:57Z",
+         "message": "6e43a052-e544-467b-a972-63d7cd2ce80a", "reason": '{"31":true}', "status": "True",
+         "type": "XidCriticalError"}
+    )  # fmt: skip
+    assert (event.kind, event.attrs["xid"], event.subject.node) == (Kind.GPU_XID, 31, "n")
+
+
+def test_nvsentinel_conditions_name_the_gpu_and_what_is_wrong() -> None:
+    # NVSentinel platform-connector test expectations and a real GB300 node (NVIDIA/aicr#2641)
+    [xid] = condition_events(
+        {"type": "GpuXidError", "status": "True", "reason": "GpuXidErrorIsNotHealthy",
+         "message": "ErrorCode:44 GPU:0 Recommended Action=CONTACT_SUPPORT;", "lastTransitionTime": "2026-09-08T00:00:00Z"}
+    )  # fmt: skip
+    assert (xid.kind, xid.attrs["xid"], xid.subject.gpu) == (Kind.GPU_XID, 44, "0")
+    [nvlink] = condition_events(
+        {"type": "GpuNvlinkWatch", "status": "True", "reason": "GpuNvlinkWatchIsNotHealthy",
+         "message": "ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 PCI:0000:9d:00.0 GPU_UUID:GPU-bb3e1419-1111-2222-3333-444455556666"
+                    " IMEX daemon status is -3 (not READY)", "lastTransitionTime": "2026-09-08T00:00:00Z"}
+    )  # fmt: skip
+    assert (nvlink.kind, nvlink.subject.gpu, nvlink.attrs["uuid"]) == (
+        Kind.NVLINK_ERROR, "0", "GPU-bb3e1419-1111-2222-3333-444455556666",
+    )  # fmt: skip
+    healthy = condition_events(
+        {"type": "GpuXidError", "status": "False", "reason": "GpuXidErrorIsHealthy", "message": "No Health Failures",
+         "lastTransitionTime": "2026-09-08T00:00:00Z"}
+    )  # fmt: skip
+    assert healthy == []
+
+
+def test_aks_npd_xid_condition_is_quiet_while_good_and_eks_ready_conditions_count_when_false() -> None:
+    # Azure/AgentBaker#8797: a fresh GPU node's conditions
+    good = {"type": "XIDError", "status": "False", "lastTransitionTime": "2026-06-30T16:57:54Z",
+            "reason": "XIDErrorIsNotPresent", "message": "XID error status is good"}  # fmt: skip
+    assert condition_events(good) == []
+    [bad] = condition_events({"type": "AcceleratedHardwareReady", "status": "False", "reason": "NotReady",
+                              "message": "", "lastTransitionTime": "2026-06-30T16:57:54Z"})  # fmt: skip
+    assert bad.kind == Kind.NODE_CONDITION
+    assert condition_events({"type": "AcceleratedHardwareReady", "status": "True", "reason": "Ready",
+                             "lastTransitionTime": "2026-06-30T16:57:54Z"}) == []  # fmt: skip
