@@ -255,18 +255,27 @@ class Requests:
                 raise status_error(int(response.get("status") or 500), self.where)
         return responses
 
-    def field_caps(self, index: str, fields: Sequence[str]) -> Mapping[str, Any]:
+    def field_caps(self, index: str, fields: Sequence[str]) -> tuple[Mapping[str, Any], list[str]]:
+        """The fields' capabilities and the concrete indices asked about. ``include_unmapped`` lists, per field,
+        the indices that do not map it: which shipper wrote which index is read from that."""
         # GET with the field list as a parameter: some OpenSearch-API servers read a POST's (empty) body instead.
         answer = self.call(
             lambda c: c.perform_request(
                 "GET",
                 f"/{index}/_field_caps",
-                params={"fields": ",".join(fields), "ignore_unavailable": "true", "allow_no_indices": "true"},
+                params={
+                    "fields": ",".join(fields),
+                    "include_unmapped": "true",
+                    "ignore_unavailable": "true",
+                    "allow_no_indices": "true",
+                },
                 headers={"accept": "application/json"},
             )
         )
         caps = answer.get("fields", {}) if isinstance(answer, Mapping) else {}
-        return caps if isinstance(caps, Mapping) else {}
+        indices = answer.get("indices", []) if isinstance(answer, Mapping) else []
+        listed = [str(i) for i in indices] if isinstance(indices, list) else []
+        return (caps if isinstance(caps, Mapping) else {}), listed
 
     def _connect(self) -> Elasticsearch:
         with self._connecting:

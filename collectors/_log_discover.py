@@ -14,8 +14,10 @@ from typing import Any
 from whathappened.collectors import _kube_parse
 from whathappened.collectors._log_fields import (
     FieldMapping,
+    Reading,
+    as_reading,
+    event_of,
     get_path,
-    is_event_document,
     label_value,
     name_of,
     time_of,
@@ -30,17 +32,19 @@ SOURCE = "logs"
 MAX_CANDIDATES = 50
 
 
-def discover_from_documents(docs: Iterable[Doc], query: Query, mapping: FieldMapping) -> Discovery:
+def discover_from_documents(docs: Iterable[Doc], query: Query, reading: Reading | FieldMapping) -> Discovery:
     """The experiment's pods and nodes as the log store knows them: from the pod-label fields the shippers
     write (first label key with any match wins, as for the Kubernetes API) and from archived Events'
     ``involvedObject.labels``. Candidates ("did you mean") only when nothing matched."""
     found: dict[int, dict[tuple[str, str], _Seen]] = defaultdict(dict)
     seen_values: set[str] = set()
+    reading = as_reading(reading)
     for _index, doc in docs:
-        if is_event_document(doc):
-            _discover_event(doc, query, found, seen_values)
+        event = event_of(doc)
+        if event is not None:
+            _discover_event(event, query, found, seen_values)
         else:
-            _discover_log(doc, query, mapping, found, seen_values)
+            _discover_log(doc, query, reading.for_doc(doc), found, seen_values)
     if not found:
         return Discovery(candidates=tuple(sorted(seen_values))[:MAX_CANDIDATES])
     chosen = found[min(found)]

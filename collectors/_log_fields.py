@@ -12,7 +12,7 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any, TypeGuard
@@ -57,6 +57,11 @@ class FieldMapping:
         return self.message[0]
 
 
+# What each shipper writes (real-formats.md section 3): where the pod, its namespace, node and container, the line
+# and its time sit, and how label keys are spelled. Filebeat, Elastic Agent and the OpenTelemetry exporter's ECS
+# mode share "ecs"; Fluentd's kubernetes_metadata filter writes what Fluent Bit's kubernetes filter writes.
+# Node (kernel/syslog) documents carry no pod field: their host is read from every spelling the shippers use.
+_HOSTS = ("host.hostname", "host.name", "hostname", "host", "_HOSTNAME", "resource.attributes.host.name")
 PRESETS: Mapping[str, FieldMapping] = {
     "ecs": FieldMapping(
         name="ecs",
@@ -67,12 +72,13 @@ PRESETS: Mapping[str, FieldMapping] = {
         node="kubernetes.node.name",
         container="kubernetes.container.name",
         labels="kubernetes.labels",
-        host=("host.name",),
+        # journald and file syslog: host.name may be the agent's container, host.hostname is the machine
+        host=("host.hostname", "host.name"),
     ),
     "fluent-bit": FieldMapping(
         name="fluent-bit",
         timestamp=("@timestamp", "time"),
-        message=("log", "message"),
+        message=("log", "message", "MESSAGE"),  # docker/multiline parsers, the cri regex parser, systemd input
         pod="kubernetes.pod_name",
         namespace="kubernetes.namespace_name",
         node="kubernetes.host",
@@ -80,14 +86,122 @@ PRESETS: Mapping[str, FieldMapping] = {
         labels="kubernetes.labels",
         host=("hostname", "host", "host.name", "_HOSTNAME"),  # record_modifier, syslog parser, ECS, systemd
     ),
+    "vector": FieldMapping(
+        name="vector",
+        timestamp=("timestamp", "@timestamp"),  # bulk mode keeps "timestamp"; data_stream mode writes @timestamp
+        message=("message",),
+        pod="kubernetes.pod_name",
+        namespace="kubernetes.pod_namespace",
+        node="kubernetes.pod_node_name",
+        container="kubernetes.container_name",
+        labels="kubernetes.pod_labels",
+        host=("host", "hostname", "host.name"),
+        label_dots="",
+    ),
+    "otel": FieldMapping(
+        name="otel",
+        timestamp=("@timestamp", "timestamp"),
+        message=("body.text", "body.structured.message", "body"),
+        pod="resource.attributes.k8s.pod.name",
+        namespace="resource.attributes.k8s.namespace.name",
+        node="resource.attributes.k8s.node.name",
+        container="resource.attributes.k8s.container.name",
+        labels="resource.attributes.k8s.pod.labels",
+        host=("resource.attributes.host.name", "resource.attributes.k8s.node.name", "host.hostname", "host.name"),
+        label_dots="",
+    ),
+    "ss4o": FieldMapping(  # the OpenSearch exporter's Simple Schema for Observability: flat resource map
+        name="ss4o",
+        timestamp=("@timestamp", "observedTimestamp"),
+        message=("body",),
+        pod="resource.k8s.pod.name",
+        namespace="resource.k8s.namespace.name",
+        node="resource.k8s.node.name",
+        container="resource.k8s.container.name",
+        labels="resource.k8s.pod.labels",
+        host=("resource.host.name", "resource.k8s.node.name"),
+        label_dots="",
+    ),
 }
+ALIASES: Mapping[str, str] = {"filebeat": "ecs", "elastic-agent": "ecs", "fluentd": "fluent-bit", "opensearch": "ss4o"}
+AUTO = "auto"
+# A document's shipper is the first preset whose pod and namespace fields it has (the pairs are distinct).
+DETECTION_ORDER: tuple[str, ...] = ("ecs", "fluent-bit", "vector", "otel", "ss4o")
+
+
+def _union(values: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for group in values for v in group))
+
+
+# A node's own document (kernel, journald, syslog) in any shipper's shape: every spelling of time, text and host.
+NODE_MAPPING = replace(
+    PRESETS["ecs"],
+    name="node",
+    timestamp=_union(m.timestamp for m in PRESETS.values()),
+    message=_union(m.message for m in PRESETS.values()),
+    host=_union([*(m.host for m in PRESETS.values()), _HOSTS]),
+)
+
+
+def detect(doc: Mapping[str, Any]) -> FieldMapping | None:
+    """The preset whose pod and namespace fields this document has; None for a node's own document."""
+    for name in DETECTION_ORDER:
+        preset = PRESETS[name]
+        if get_path(doc, preset.pod) is not None and get_path(doc, preset.namespace) is not None:
+            return preset
+    return None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How documents are read: one mapping the user chose (``--log-preset``), or each document by its own shape
+    (``auto``: its shipper detected from its fields, a node's own document by any shipper's spelling)."""
+
+    fixed: FieldMapping | None = None
+
+    @property
+    def name(self) -> str:
+        return self.fixed.name if self.fixed is not None else AUTO
+
+    def for_doc(self, doc: Mapping[str, Any]) -> FieldMapping:
+        if self.fixed is not None:
+            return self.fixed
+        return detect(doc) or NODE_MAPPING
+
+    def presets(self) -> tuple[FieldMapping, ...]:
+        """The mappings the store may hold: the chosen one, or every preset."""
+        return (self.fixed,) if self.fixed is not None else tuple(PRESETS[n] for n in DETECTION_ORDER)
+
+
+def as_reading(reading: Reading | FieldMapping) -> Reading:
+    return reading if isinstance(reading, Reading) else Reading(reading)
+
+
+def preset_name(preset: str) -> str | None:
+    """The canonical preset name for a user's spelling (``Fluent_Bit``, ``fluentd``), ``auto``, or None."""
+    if not isinstance(preset, str):
+        return None
+    name = preset.strip().lower().replace("_", "-")
+    name = ALIASES.get(name, name)
+    return name if name in PRESETS or name == AUTO else None
+
+
+def reading_for(preset: str, overrides: Mapping[str, Any] | None = None) -> Reading:
+    """``auto`` (each document by its shape) or one preset, with any fields replaced."""
+    if preset_name(preset) == AUTO and not overrides:
+        return Reading()
+    return Reading(mapping_for(preset, overrides))
 
 
 def mapping_for(preset: str, overrides: Mapping[str, Any] | None = None) -> FieldMapping:
-    """A preset by name (``ecs``, ``fluent-bit``), with any fields replaced (``{"pod": "k8s.pod"}``)."""
-    base = PRESETS.get(preset.strip().lower().replace("_", "-")) if isinstance(preset, str) else None
-    if base is None:
-        raise ConfigError(f"unknown log field preset {preset!r}; use one of {', '.join(PRESETS)}")
+    """A preset by name (``ecs``, ``fluent-bit``, ``vector``, ``otel``, ``ss4o``; aliases ``filebeat``,
+    ``elastic-agent``, ``fluentd``, ``opensearch``), with any fields replaced (``{"pod": "k8s.pod"}``);
+    ``auto`` with overrides starts from ``ecs``."""
+    name = preset_name(preset)
+    if name is None:
+        choices = ", ".join([AUTO, *PRESETS, *ALIASES])
+        raise ConfigError(f"unknown log field preset {preset!r}; use one of {choices}")
+    base = PRESETS["ecs" if name == AUTO else name]
     if not overrides:
         return base
     known = {f.name: f for f in fields(FieldMapping)}
@@ -186,12 +300,17 @@ def timestamp_of(value: Any) -> datetime | None:
         return None
 
 
-def host_of(doc: Mapping[str, Any], mapping: FieldMapping) -> str | None:
+def host_of(doc: Mapping[str, Any], mapping: FieldMapping, among: Set[str] | None = None) -> str | None:
+    """The node a node document is about: the first host spelling that names one of ``among`` (an agent may
+    write its own container's name into ``host.name``), else the first present."""
+    first = None
     for path in mapping.host:
         name = name_of(doc, path)
         if name:
-            return name
-    return None
+            if among is None or name in among:
+                return name
+            first = first or name
+    return first
 
 
 def label_value(doc: Mapping[str, Any], mapping: FieldMapping, key: str) -> str | None:
@@ -203,9 +322,61 @@ def label_value(doc: Mapping[str, Any], mapping: FieldMapping, key: str) -> str 
 
 
 def is_event_document(doc: Mapping[str, Any]) -> bool:
-    """An archived Kubernetes Event (kubernetes-event-exporter writes the event object as the document)."""
+    return event_of(doc) is not None
+
+
+def event_of(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An archived Kubernetes Event in the API's own shape, or None. kubernetes-event-exporter and Fluent Bit's
+    kubernetes_events input store the Event object itself (core/v1 ``involvedObject`` or events.k8s.io/v1
+    ``regarding``); Metricbeat and Elastic Agent store it snake_case under ``kubernetes.event``, which is read
+    back into the API's field names."""
     regarding = doc.get("involvedObject") or doc.get("regarding")
-    return isinstance(regarding, Mapping) and "reason" in doc
+    if _is_mapping(regarding) and "reason" in doc:
+        return doc
+    event = get_path(doc, "kubernetes.event")
+    if not _is_mapping(event) or not _is_mapping(event.get("involved_object")) or "reason" not in event:
+        return None
+    return _api_event(doc, event)
+
+
+def _mapping_at(doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = doc.get(key)
+    return value if _is_mapping(value) else {}
+
+
+def _api_event(doc: Mapping[str, Any], event: Mapping[str, Any]) -> dict[str, Any]:
+    """Metricbeat's ``kubernetes.event`` (beats ``metricbeat/module/kubernetes/event/event.go``) as core/v1."""
+    involved = event["involved_object"]
+    meta = _mapping_at(event, "metadata")
+    namespace = (
+        name_of(meta, "namespace")
+        or name_of(doc, "kubernetes.namespace.name")  # Elastic Agent's pipeline renames it
+        or name_of(doc, "kubernetes.namespace")
+    )
+    obj: dict[str, Any] = {
+        "kind": involved.get("kind"),
+        "name": involved.get("name"),
+        "namespace": namespace,
+        "uid": involved.get("uid"),
+        "apiVersion": involved.get("api_version"),
+    }
+    source = _mapping_at(event, "source")
+    return {
+        "metadata": {
+            "name": meta.get("name"),
+            "namespace": namespace,
+            "uid": meta.get("uid"),
+            "creationTimestamp": get_path(meta, "timestamp.created"),
+        },
+        "involvedObject": {k: v for k, v in obj.items() if v is not None},
+        "reason": event.get("reason"),
+        "message": event.get("message"),
+        "type": event.get("type"),
+        "count": event.get("count"),
+        "source": {"component": source.get("component"), "host": source.get("host") or None},
+        "firstTimestamp": get_path(event, "timestamp.first_occurrence"),
+        "lastTimestamp": get_path(event, "timestamp.last_occurrence"),
+    }
 
 
 def shorten(value: str, limit: int = 300) -> str:

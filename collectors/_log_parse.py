@@ -23,11 +23,14 @@ from whathappened.collectors._log_fields import (
     AGENT_NAMESPACES,
     PRESETS,
     FieldMapping,
+    Reading,
+    as_reading,
+    event_of,
     host_of,
-    is_event_document,
     mapping_for,
     message_of,
     name_of,
+    reading_for,
     shorten,
     time_of,
 )
@@ -43,12 +46,14 @@ __all__ = [
     "FieldMapping",
     "Limits",
     "LineMatch",
+    "Reading",
     "Target",
     "discover_from_documents",
     "ended_targets",
     "events_from_documents",
     "mapping_for",
     "match_line",
+    "reading_for",
 ]
 
 MAX_ATTR = 200
@@ -140,7 +145,7 @@ def _event_in_window(event: TimelineEvent, window: Window) -> bool:
 
 
 def events_from_documents(
-    docs: Iterable[Doc], scope: Scope, mapping: FieldMapping, limits: Limits = Limits()
+    docs: Iterable[Doc], scope: Scope, reading: Reading | FieldMapping, limits: Limits = Limits()
 ) -> list[TimelineEvent]:
     """The scope's timeline from log-store documents: signature lines of its pods' containers and of its nodes'
     kernel logs (at most ``limits.per_pod`` per pod or node, earliest first), its archived Events, and the last
@@ -154,11 +159,13 @@ def events_from_documents(
     for target in targets:
         by_pod[(target.namespace, target.pod)].append(target)
     event_docs: list[Mapping[str, Any]] = []
+    reading = as_reading(reading)
     for order, (_index, doc) in enumerate(docs):
-        if is_event_document(doc):
-            event_docs.append(doc)
+        event = event_of(doc)
+        if event is not None:
+            event_docs.append(event)
             continue
-        line = _log_line(doc, mapping, scope.window, pods, nodes)
+        line = _log_line(doc, reading.for_doc(doc), scope.window, pods, nodes)
         if line is None:
             continue
         at, subject, text = line
@@ -189,7 +196,7 @@ def _log_line(
             namespace=namespace, pod=pod, container=name_of(doc, mapping.container), node=name_of(doc, mapping.node)
         )
         return at, subject, message_of(doc, mapping)
-    host = host_of(doc, mapping)
+    host = host_of(doc, mapping, nodes)
     if host is None or host not in nodes:
         return None
     return at, Subject(node=host), message_of(doc, mapping)

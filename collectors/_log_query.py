@@ -28,8 +28,12 @@ EVENT_TIME_FIELDS = (
     "firstTimestamp",
     "metadata.creationTimestamp",
     "@timestamp",
+    # Metricbeat / Elastic Agent kubernetes.event
+    "kubernetes.event.timestamp.last_occurrence",
+    "kubernetes.event.timestamp.first_occurrence",
+    "kubernetes.event.metadata.timestamp.created",
 )
-EVENT_NAME_FIELDS = ("involvedObject.name", "regarding.name")
+EVENT_NAME_FIELDS = ("involvedObject.name", "regarding.name", "kubernetes.event.involved_object.name")
 EVENT_LABEL_PREFIXES = ("involvedObject.labels", "regarding.labels")
 EVENT_SLACK = timedelta(minutes=2)
 BUCKETS = 1000  # composite buckets a page

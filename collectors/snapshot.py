@@ -133,10 +133,10 @@ class SnapshotPrometheus(_SnapshotSource):
 class SnapshotLogs(_SnapshotSource):
     name = "logs"
 
-    def __init__(self, folder: Path, path: Path, preset: str = "ecs") -> None:
+    def __init__(self, folder: Path, path: Path, preset: str = "auto") -> None:
         super().__init__(folder)
         self.path = path
-        self.mapping = _log_parse.mapping_for(preset)
+        self.reading = _log_parse.reading_for(preset)
         self._docs: list[tuple[str, Mapping[str, Any]]] | None = None
 
     def _load(self) -> list[tuple[str, Mapping[str, Any]]]:
@@ -174,11 +174,11 @@ class SnapshotLogs(_SnapshotSource):
                 yield index, value
 
     def discover(self, query: Query) -> Discovery:
-        return _log_parse.discover_from_documents(self._load(), query, self.mapping)
+        return _log_parse.discover_from_documents(self._load(), query, self.reading)
 
     def collect(self, scope: Scope) -> list[TimelineEvent]:
         docs = self._load()
-        events = _log_parse.events_from_documents(docs, scope, self.mapping)
+        events = _log_parse.events_from_documents(docs, scope, self.reading)
         self.detail = f"{len(docs)} documents, {len(events)} events (snapshot)"
         return events
 
@@ -199,7 +199,7 @@ def _name(obj: Mapping[str, Any]) -> str | None:
 
 
 def snapshot_collectors(
-    folder: str | Path, preset: str = "ecs", utilization: bool = True
+    folder: str | Path, preset: str = "auto", utilization: bool = True
 ) -> tuple[list[Collector], list[SourceReport]]:
     """The collectors a snapshot folder supports, and a not_configured report for each part it lacks;
     ``utilization``: whether the Prometheus part reports each pod's GPU utilization strip."""

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import json
 from pathlib import Path
 from typing import Any
+
+from whathappened.collectors import _kube_parse
+from whathappened.collectors._log_fields import Reading, event_of, time_of
+from whathappened.collectors._log_shapes import ARCHIVER_DEFAULT_INDICES, SHIPPER_DEFAULT_INDICES
+
+from whathappened.config import ElasticsearchSettings
 
 CAUSES = {
     "host-maintenance", "spot-preemption", "node-failure", "node-pressure-eviction", "gpu-fallen-off-bus", "gpu-memory-error",
@@ -13,7 +20,14 @@ CAUSES = {
     "scheduler-preemption", "unschedulable", "oom-killed", "cuda-oom", "application-error", "config-error", "liveness-probe",
     "deadline-exceeded", "deleted", "completed", "unknown",
 }  # fmt: skip
-INDEX_PREFIXES = ("logs-k8s-", "logs-node-", "kube-events-")
+# Every index the generator writes is one the collector searches by default (the contract's patterns, the other
+# shippers' and archivers' default names): a generated store is found with no index flag.
+DEFAULT_PATTERNS = (
+    *ElasticsearchSettings.log_index.split(","),
+    *SHIPPER_DEFAULT_INDICES,
+    *ElasticsearchSettings.event_index.split(","),
+    *ARCHIVER_DEFAULT_INDICES,
+)
 
 
 def k8s_list(path: Path, kind: str) -> list[dict[str, Any]]:
@@ -58,8 +72,13 @@ def bulk_documents(path: Path) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for action, doc in zip(lines[::2], lines[1::2], strict=True):
         index = json.loads(action)["create"]["_index"]
-        assert index.startswith(INDEX_PREFIXES), index
+        assert any(fnmatch.fnmatchcase(index, p) for p in DEFAULT_PATTERNS), index
         body = json.loads(doc)
-        assert body["@timestamp"].endswith("Z")
+        event = event_of(body)
+        if event is None:
+            assert time_of(body, Reading().for_doc(body)) is not None, body
+        else:
+            assert event["reason"] and _kube_parse.event_regarding(event).get("name"), body
+            assert any(event.get(k) for k in ("eventTime", "lastTimestamp", "firstTimestamp")), body
         out.append((index, body))
     return out

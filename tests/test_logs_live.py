@@ -13,12 +13,13 @@ import pytest
 from whathappened.collectors import _log_parse
 from whathappened.collectors.logs import LogCollector, make_client
 
-from tests.fixtures.search import SearchServer
+from tests.fixtures.search import SearchServer, default_indices
 from tests.support import Scenario, all_scenarios
 from whathappened.config import ElasticsearchSettings
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, TimelineEvent, Window
 from whathappened.scope import Query, Scope, merge_pods
+from whathappened.synth.catalog import SHIPPED
 
 SCENARIOS = all_scenarios()
 
@@ -77,6 +78,9 @@ EXPECTED: dict[str, list[tuple[Kind, str, dict[str, Any]]]] = {
     "node-pressure-eviction": [(Kind.CHECKPOINT_SAVED, "r1-0-", {"step": 13650})],
     "unschedulable": [],
 }
+# The same incidents as other shippers store them (no preset named): the same lines must come back, with the same
+# facts, from every shape (metricbeat's snake_case Events, journald keys, uptime prefixes, resource attributes).
+EXPECTED.update({name: EXPECTED[base] for name, (base, _shipper) in SHIPPED.items()})
 
 
 NEVER_STARTED = {"unschedulable", "config-error"}
@@ -99,7 +103,7 @@ def query_of(scenario: Scenario) -> Query:
     return Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
 
 
-def collector_for(server: SearchServer, scenario: Scenario, preset: str = "ecs") -> LogCollector:
+def collector_for(server: SearchServer, scenario: Scenario, preset: str = "auto") -> LogCollector:
     indices = server.load_scenario(scenario)
     settings = ElasticsearchSettings(
         url=server.url, log_index=indices.log_index, event_index=indices.event_index, preset=preset
@@ -137,10 +141,10 @@ def test_scenario_live_events(search_server: SearchServer, scenario: Scenario) -
     assert all(e.source == "logs" and scope.window.start <= e.at for e in events)
     assert collector.requests > 0 and "events" in collector.detail
 
-    offline = _log_parse.events_from_documents(read_ndjson(scenario.path / "logs.ndjson"), scope, collector.mapping)
+    offline = _log_parse.events_from_documents(read_ndjson(scenario.path / "logs.ndjson"), scope, collector.reading)
     assert comparable(events) == comparable(offline)
     offline_found = _log_parse.discover_from_documents(
-        read_ndjson(scenario.path / "logs.ndjson"), query, collector.mapping
+        read_ndjson(scenario.path / "logs.ndjson"), query, collector.reading
     )
     assert [(p.name, p.node) for p in found.pods] == [(p.name, p.node) for p in offline_found.pods]
 
@@ -163,7 +167,7 @@ def test_unknown_experiment_gives_candidates(search_server: SearchServer) -> Non
     query = Query("phi-3-medium-pt-r6", scenario.namespace, Window(scenario.start, scenario.end))
     found = collector.discover(query)
     assert found.pods == () and "phi-3-medium-pt-r5" in found.candidates
-    offline = _log_parse.discover_from_documents(read_ndjson(scenario.path / "logs.ndjson"), query, collector.mapping)
+    offline = _log_parse.discover_from_documents(read_ndjson(scenario.path / "logs.ndjson"), query, collector.reading)
     assert set(offline.candidates) == set(found.candidates)
 
 
@@ -179,7 +183,7 @@ def test_per_pod_cap_keeps_the_earliest_and_matches_offline(search_server: Searc
     per_pod = [e for e in events if e.subject.pod == "olmo-13b-anneal-c-master-0"]
     assert [e.at.isoformat() for e in per_pod] == ["2026-11-15T06:36:50+00:00"]  # its first checkpoint line
     offline = _log_parse.events_from_documents(
-        read_ndjson(scenario.path / "logs.ndjson"), scope, collector.mapping, collector.limits
+        read_ndjson(scenario.path / "logs.ndjson"), scope, collector.reading, collector.limits
     )
     assert comparable(events) == comparable(offline)
 
@@ -192,7 +196,7 @@ def test_export_snapshot_round_trips(search_server: SearchServer, tmp_path: Path
     scope = Scope(query_of(scenario), found.pods, found.nodes)
     events = collector.collect(scope)
     path = collector.export_snapshot(tmp_path)
-    again = _log_parse.events_from_documents(read_ndjson(path), scope, collector.mapping)
+    again = _log_parse.events_from_documents(read_ndjson(path), scope, collector.reading)
     assert comparable(again) == comparable(events)
     exported = read_ndjson(path)
     assert 0 < len(exported) <= collector.documents
@@ -232,3 +236,40 @@ def test_mixed_mappings_keyword_and_text_indices_are_both_read(search_server: Se
     window = Window(datetime(2026, 11, 20, 6, tzinfo=UTC), datetime(2026, 11, 20, 8, tzinfo=UTC))
     events = collector.collect(Scope(Query("e", "ns", window), (PodInfo(name="p-0", namespace="ns", phase="Running"),)))
     assert sorted(e.attrs["detail"] for e in events) == ["failure in logs-dynamic", "failure in logs-ecs"]
+
+
+SHIPPER_SCENARIOS = [s for s in SCENARIOS if s.name in SHIPPED]
+
+
+@pytest.fixture(scope="module")
+def every_shipper(search_server: SearchServer) -> LogCollector:
+    """One store holding what six shippers wrote (each under its own default index names), searched with the
+    default patterns and no preset: the collector tells the shapes apart from the index mappings."""
+    for scenario in SHIPPER_SCENARIOS:
+        search_server.load_ndjson("every-shipper", (scenario.path / "logs.ndjson").read_text(encoding="utf-8"))
+    indices = default_indices("every-shipper")
+    settings = ElasticsearchSettings(
+        url=search_server.url, log_index=indices.log_index, event_index=indices.event_index
+    )
+    return LogCollector(make_client(settings, flavor="opensearch"), settings)
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("scenario", SHIPPER_SCENARIOS, ids=[s.name for s in SHIPPER_SCENARIOS])
+def test_one_store_many_shippers(every_shipper: LogCollector, scenario: Scenario) -> None:
+    collector = every_shipper
+    query = query_of(scenario)
+    found = collector.discover(query)
+    assert {e["pod"] for e in scenario.expected} <= {p.name for p in found.pods}
+    shapes = {shape.mapping.name: shape.index for shape in collector._resolve(query.label_keys)}
+    assert set(shapes) == {"ecs", "fluent-bit", "vector", "otel", "ss4o"}
+    # each shape searches only its own indices: Fluent Bit's and Fluentd's logstash-* (one shape), Vector's
+    assert all(i.startswith("every-shipper--logstash-") for i in shapes["fluent-bit"].split(","))
+    assert shapes["vector"].startswith("every-shipper--vector-") and "," not in shapes["ss4o"]
+    events = collector.collect(Scope(query, found.pods, found.nodes))
+    signature_events = [e for e in events if e.kind != Kind.LOG_LINE]
+    for kind, who, attrs in EXPECTED[scenario.name]:
+        matching = [e for e in signature_events if e.kind == kind and who in named(e)]
+        assert matching, f"no {kind} for {who} in {[(e.kind, named(e)) for e in signature_events]}"
+        assert any(attrs.items() <= dict(e.attrs).items() for e in matching), [dict(e.attrs) for e in matching]
+    assert "ecs, fluent-bit, otel, ss4o, vector fields" in collector.detail

@@ -85,7 +85,7 @@ def test_fluent_bit_documents_give_the_ecs_timeline(search_server: SearchServer,
         preset="fluent-bit",
     )
     collector = LogCollector(make_client(settings, flavor="opensearch"), settings)
-    assert collector.mapping.name == "fluent-bit"
+    assert collector.reading.name == "fluent-bit"
     query = query_of(scenario)
     found = collector.discover(query)
     scope = Scope(query, found.pods, found.nodes)
@@ -98,7 +98,7 @@ def test_fluent_bit_documents_give_the_ecs_timeline(search_server: SearchServer,
     expected = _log_parse.events_from_documents(ecs_docs, scope, ecs)
     assert signature_view(live) == signature_view(expected)
     assert any(e.kind != Kind.LOG_LINE for e in live)
-    offline = _log_parse.events_from_documents(docs, scope, collector.mapping)
+    offline = _log_parse.events_from_documents(docs, scope, collector.reading)
     assert comparable(offline) == comparable(live)
 
 

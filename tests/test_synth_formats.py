@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from whathappened.collectors._log_fields import detect, name_of
 
 from tests.support import load_scenario, require_binary
 from tests.synth_checks import CAUSES, bulk_documents, k8s_list, openmetrics_series
@@ -26,7 +27,7 @@ def test_folder_is_in_the_scenario_format(folder: Path) -> None:
     window = (int(scenario.start.timestamp()), int(scenario.end.timestamp()))
     assert all(window[0] <= t <= window[1] for stamps in series.values() for t in stamps)
     docs = bulk_documents(folder / "logs.ndjson")
-    logged = {d["kubernetes"]["pod"]["name"] for _, d in docs if "kubernetes" in d}
+    logged = {name_of(d, m.pod) for _, d in docs if (m := detect(d)) is not None}
     known = {key.split('pod="', 1)[1].split('"', 1)[0] for key in series if key.startswith("kube_pod_info{")}
     assert scenario.expected, "every generated scenario states what a careful engineer concludes"
     for entry in scenario.expected:

@@ -23,7 +23,7 @@ The file looks like::
     api_key = "..."              # or username/password, bearer_token, cloud_id
     log_index = "logs-*,filebeat-*"
     event_index = "kube-events-*"
-    preset = "ecs"               # ecs | fluent-bit
+    preset = "auto"              # auto (each index by its fields) | ecs | fluent-bit | vector | otel | ss4o
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class ElasticsearchSettings:
     ca_file: str | None = None
     log_index: str = "logs-*,filebeat-*"
     event_index: str = "kube-events-*"
-    preset: str = "ecs"
+    preset: str = "auto"
     max_docs_per_pod: int = 2000
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from whathappened.collectors import _log_fields
+
 
 def to_events_v1(event: Mapping[str, Any]) -> dict[str, Any]:
     """A core/v1 Event as events.k8s.io/v1 serves it."""
@@ -90,6 +92,10 @@ class LogLine:
     message: str
 
 
+# Where each shipper keeps the container id (ECS, Fluent Bit, Fluentd, Vector's "containerd://<id>")
+CONTAINER_ID_FIELDS = ("container.id", "kubernetes.docker_id", "docker.container_id", "kubernetes.container_id")
+
+
 @dataclass
 class LogBook:
     """Container log lines by (namespace, pod, container), oldest first."""
@@ -103,16 +109,16 @@ class LogBook:
             return book
         for raw in path.read_text().splitlines():
             doc = json.loads(raw) if raw.strip() else {}
-            kube = doc.get("kubernetes") or {}
-            if "create" in doc or "index" in doc or not kube.get("pod"):
+            if "create" in doc or "index" in doc:
                 continue
-            key = (
-                kube.get("namespace", ""),
-                kube["pod"].get("name", ""),
-                (kube.get("container") or {}).get("name", ""),
-            )
-            cid = (doc.get("container") or {}).get("id", "")
-            book.lines[key].append(LogLine(doc.get("@timestamp", ""), cid, str(doc.get("message", ""))))
+            mapping = _log_fields.detect(doc)  # whichever shipper wrote the store, as the log collector reads it
+            if mapping is None:
+                continue
+            key = tuple(_log_fields.name_of(doc, f) or "" for f in (mapping.namespace, mapping.pod, mapping.container))
+            cid = next((str(v) for f in CONTAINER_ID_FIELDS if (v := _log_fields.get_path(doc, f))), "")
+            stamp = next((str(v) for f in mapping.timestamp if (v := _log_fields.get_path(doc, f))), "")
+            text = _log_fields.message_of(doc, mapping)
+            book.lines[key].append(LogLine(stamp, cid.rsplit("/", 1)[-1], text))  # type: ignore[index]
         for lines in book.lines.values():
             lines.sort(key=lambda line: line.timestamp)
         return book

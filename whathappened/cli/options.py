@@ -51,7 +51,13 @@ LabelKey = Annotated[
 Deadline = Annotated[str | None, typer.Option("--deadline", help="Per-source deadline [20s].")]
 Without = Annotated[list[str] | None, typer.Option("--without", help="Leave a source out (repeatable).")]
 Insecure = Annotated[bool, typer.Option("--insecure-skip-tls-verify", help="Do not verify TLS certificates.")]
-LogPreset = Annotated[str | None, typer.Option("--log-preset", help="Log field mapping: ecs | fluent-bit [ecs].")]
+LogPreset = Annotated[
+    str | None,
+    typer.Option(
+        "--log-preset",
+        help="Log field mapping, detected per index when auto: auto | ecs | fluent-bit | vector | otel | ss4o [auto].",
+    ),
+]
 
 
 @dataclass(frozen=True)

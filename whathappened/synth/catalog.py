@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from whathappened.synth import demo, stories_cloud, stories_core, stories_gpu, stories_guards, stories_hw, stories_k8s
@@ -40,6 +41,31 @@ SCENARIOS: dict[str, Story] = {
     "gpu-uncontained-ecc": stories_gpu.uncontained_ecc,
     "spot-preemption-azure": stories_cloud.azure_spot,
 }
+
+
+def shipped(story: Story, shipper: str, name: str) -> Story:
+    """``story`` with its logs as ``shipper`` stores them (synth.shippers) and its Events archived by that
+    shipper's archiver: the same incident, read through another shape."""
+
+    def variant(ids: Ids) -> Recording:
+        rec = story(ids)
+        rec.meta = replace(rec.meta, name=name, description=f"{rec.meta.description} Logs shipped by {shipper}.")
+        rec.shipper, rec.archive_events = shipper, True
+        return rec
+
+    return variant
+
+
+# One core incident per log shipper (issue 21): the store holds only that shipper's shape and no flag names it.
+SHIPPED: dict[str, tuple[str, str]] = {
+    "shipper-elastic-agent": ("history-after-deletion", "elastic-agent"),
+    "shipper-fluent-bit": ("xid79-fallen-off-bus", "fluent-bit"),
+    "shipper-fluentd": ("ecc-dbe", "fluentd"),
+    "shipper-vector": ("maintenance-eviction", "vector"),
+    "shipper-otel": ("cuda-oom", "otel"),
+    "shipper-ss4o": ("app-traceback", "ss4o"),
+}
+SCENARIOS.update({name: shipped(SCENARIOS[base], shipper, name) for name, (base, shipper) in SHIPPED.items()})
 
 DEMOS: dict[str, Story] = {
     "gpu-xid79-nccl": demo.xid79_nccl,

@@ -1,4 +1,4 @@
-"""Elasticsearch bulk NDJSON as Filebeat ships it: container logs (logs-k8s-*), kernel logs (logs-node-*) and
+"""Elasticsearch bulk NDJSON as Filebeat ships it (other shippers: ``shippers``): container logs (logs-k8s-*), kernel logs (logs-node-*) and
 archived Kubernetes events (kube-events-*), each document in ECS fields.
 
 Per-pod and per-node JSON tails are rendered once, so writing a million documents is string concatenation.
@@ -11,7 +11,10 @@ from datetime import datetime, timedelta
 from typing import IO, Any
 
 from whathappened.synth.kube import container_id
+from whathappened.synth.shippers import SHIPPERS, Labels
 from whathappened.synth.spec import Node, Pod, iso_ms
+
+FILEBEAT = "filebeat"
 
 
 def _dedot(key: str) -> str:
@@ -24,8 +27,13 @@ def _day(t: datetime) -> str:
 
 
 class BulkWriter:
-    def __init__(self, stream: IO[str]) -> None:
+    """Filebeat's documents by default; ``shipper`` names another shape (``shippers.SHIPPERS``), whose Events
+    may carry the involved object's labels (``about``)."""
+
+    def __init__(self, stream: IO[str], shipper: str = FILEBEAT, about: Labels | None = None) -> None:
         self._out = stream
+        self._shipper = None if shipper == FILEBEAT else SHIPPERS[shipper]
+        self._about: Labels = about or (lambda kind, name: {})
         self._pod_tails: dict[str, str] = {}
         self._node_tails: dict[tuple[str, str], str] = {}
         self.count = 0
@@ -69,7 +77,14 @@ class BulkWriter:
             self._node_tails[key] = tail
         return tail
 
+    def _write(self, indexed: tuple[str, dict[str, Any]]) -> None:
+        index, doc = indexed
+        self._out.write(f'{{"create": {{"_index": "{index}"}}}}\n{json.dumps(doc)}\n')
+        self.count += 1
+
     def container(self, pod: Pod, t: datetime, message: str, stream: str = "stdout") -> None:
+        if self._shipper is not None:
+            return self._write(self._shipper.container(pod, t, message, stream))
         self._out.write(
             f'{{"create": {{"_index": "logs-k8s-{_day(t)}"}}}}\n'
             f'{{"@timestamp": "{iso_ms(t)}", "message": {json.dumps(message)}, "stream": "{stream}", {self._pod_tail(pod)}\n'
@@ -85,6 +100,8 @@ class BulkWriter:
         self.count += 1
 
     def kernel(self, node: Node, t: datetime, message: str, severity: str = "err") -> None:
+        if self._shipper is not None:
+            return self._write(self._shipper.kernel(node, t, message, severity))
         self._out.write(
             f'{{"create": {{"_index": "logs-node-{_day(t)}"}}}}\n'
             f'{{"@timestamp": "{iso_ms(t)}", "message": {json.dumps(message)}, {self._node_tail(node, severity)}\n'
@@ -92,6 +109,8 @@ class BulkWriter:
         self.count += 1
 
     def event(self, event: dict[str, Any], t: datetime) -> None:
+        if self._shipper is not None:
+            return self._write(self._shipper.event(event, t, self._about))
         doc = {**event, "@timestamp": iso_ms(t)}
         self._out.write(f'{{"create": {{"_index": "kube-events-{_day(t)}"}}}}\n{json.dumps(doc)}\n')
         self.count += 1

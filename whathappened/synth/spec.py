@@ -263,6 +263,7 @@ class Recording:
     maintenance: list[Maintenance] = field(default_factory=list)
     log_skew: dict[str, float] = field(default_factory=dict)  # node -> seconds its clock is ahead
     archive_events: bool = False
+    shipper: str = "filebeat"  # whose documents logs.ndjson holds (synth.shippers)
     event_ttl: timedelta = timedelta(hours=1)
 
     def pod(self, name: str) -> Pod:

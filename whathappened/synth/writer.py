@@ -9,6 +9,7 @@ from typing import Any
 from whathappened.synth.ksm import write_metrics
 from whathappened.synth.kube import event_object, k8s_list, node_object, pod_object
 from whathappened.synth.logs import BulkWriter, skewed
+from whathappened.synth.shippers import Labels
 from whathappened.synth.spec import Recording, iso
 
 
@@ -76,7 +77,7 @@ def write_logs(rec: Recording, path: Path) -> int:
             entries.append((e.last_seen, len(rec.logs) + i, (e, i)))
     entries.sort(key=lambda x: (x[0], x[1]))
     with path.open("w") as stream:
-        bulk = BulkWriter(stream)
+        bulk = BulkWriter(stream, rec.shipper, _about(rec))
         for t, _, item in entries:
             if t > now:
                 continue
@@ -87,6 +88,28 @@ def write_logs(rec: Recording, path: Path) -> int:
             else:
                 bulk.container(pods[item.pod], t, item.message, item.stream)
         return bulk.count
+
+
+def _about(rec: Recording) -> Labels:
+    """An involved pod's labels and owner, as kubernetes-event-exporter enriches an Event with them."""
+    pods = {p.name: p for p in rec.pods}
+
+    def about(kind: str, name: str) -> dict[str, Any]:
+        pod = pods.get(name) if kind == "Pod" else None
+        if pod is None:
+            return {}
+        found: dict[str, Any] = {"labels": dict(sorted(pod.labels.items()))}
+        if pod.owner is not None:
+            owner = {
+                "apiVersion": pod.owner.api_version,
+                "kind": pod.owner.kind,
+                "name": pod.owner.name,
+                "uid": pod.owner.uid,
+            }
+            found["ownerReferences"] = [{**owner, "controller": True, "blockOwnerDeletion": True}]
+        return found
+
+    return about
 
 
 def write_recording(rec: Recording, folder: Path, seed: int) -> None:

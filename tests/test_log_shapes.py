@@ -1,0 +1,84 @@
+"""Which shipper wrote which index, from ``_field_caps`` answers in Elasticsearch's own form (``include_unmapped``:
+a type entry lists its indices only when the indices disagree; objects hold no value)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whathappened.collectors._log_fields import NODE_MAPPING, PRESETS, Reading
+from whathappened.collectors._log_shapes import asked_fields, mapped_in, shapes
+
+
+def keyword(*indices: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "keyword", "searchable": True, "aggregatable": True}
+    return {"keyword": {**entry, "indices": list(indices)}} if indices else {"keyword": entry}
+
+
+def unmapped(*indices: str) -> dict[str, Any]:
+    return {"unmapped": {"type": "unmapped", "searchable": False, "aggregatable": False, "indices": list(indices)}}
+
+
+def test_one_shipper_everywhere_reads_the_users_pattern() -> None:
+    """Every index agrees (no ``indices`` lists): one shape, and the search names the pattern, not a list."""
+    caps = {"kubernetes.pod.name": keyword(), "kubernetes.namespace": keyword(), "@timestamp": {"date": {}}}
+    caps |= {"message": {"text": {"type": "text"}}, "log": {"object": {"type": "object"}}}
+    found = shapes(caps, ["logs-a", "logs-b"], Reading(), "logs-*,filebeat-*")
+    assert [(s.index, s.mapping.name) for s in found] == [("logs-*,filebeat-*", "ecs")]
+    assert found[0].mapping.message == ("message",)  # ECS's "log" is an object: no text there
+    assert found[0].mapping.timestamp == ("@timestamp",)
+
+
+def test_each_shipper_reads_its_own_indices_and_node_logs_go_with_the_first() -> None:
+    ecs, fb, vec, node = "logs-kubernetes.container_logs-default", "logstash-2026.11.20", "vector-2026.11.20", "logs-x"
+    every = [ecs, fb, vec, node]
+    caps = {
+        "kubernetes.pod.name": keyword(ecs) | unmapped(fb, vec, node),
+        "kubernetes.namespace": keyword(ecs) | unmapped(fb, vec, node),
+        "kubernetes.pod_name": keyword(fb, vec) | unmapped(ecs, node),
+        "kubernetes.namespace_name": keyword(fb) | unmapped(ecs, vec, node),
+        "kubernetes.pod_namespace": keyword(vec) | unmapped(ecs, fb, node),
+        "MESSAGE": keyword(fb) | unmapped(ecs, vec, node),
+        "message": keyword(ecs, vec, node) | unmapped(fb),
+        "log": keyword(fb) | {"object": {"type": "object", "indices": [ecs]}} | unmapped(vec, node),
+        "@timestamp": keyword(ecs, fb, node) | unmapped(vec),
+        "timestamp": keyword(vec) | unmapped(ecs, fb, node),
+        "host.hostname": keyword(node) | unmapped(ecs, fb, vec),
+        "_HOSTNAME": keyword(fb) | unmapped(ecs, vec, node),
+    }
+    found = {s.mapping.name: s for s in shapes(caps, every, Reading(), "logs-*,logstash-*,vector-*")}
+    assert {name: s.index for name, s in found.items()} == {"ecs": f"{ecs},{node}", "fluent-bit": fb, "vector": vec}
+    assert found["ecs"].mapping.host == ("host.hostname",)  # the node indices' spelling, folded into the first
+    assert found["fluent-bit"].mapping.message == ("log", "MESSAGE")
+    assert found["vector"].mapping.timestamp == ("timestamp",)  # what its sort must use
+
+
+def test_a_chosen_preset_is_never_second_guessed() -> None:
+    chosen = Reading(PRESETS["fluent-bit"])
+    assert [(s.index, s.mapping) for s in shapes({}, ["logs-a"], chosen, "logs-*")] == [
+        ("logs-*", PRESETS["fluent-bit"])
+    ]
+
+
+def test_an_empty_store_is_read_as_the_first_preset() -> None:
+    assert [(s.index, s.mapping.name) for s in shapes({}, [], Reading(), "logs-*")] == [("logs-*", "ecs")]
+
+
+def test_only_node_logs_read_with_every_host_spelling() -> None:
+    caps = {"host.hostname": keyword(), "message": keyword(), "@timestamp": {"date": {}}}
+    (only,) = shapes(caps, ["logs-system.syslog-default"], Reading(), "logs-*")
+    assert only.index == "logs-*" and only.mapping.host == ("host.hostname",)
+
+
+def test_mapped_in_reads_type_entries_with_and_without_index_lists() -> None:
+    assert mapped_in({"f": keyword()}, "f", ["a", "b"]) == {"a", "b"}
+    assert mapped_in({"f": keyword("a") | unmapped("b")}, "f", ["a", "b"]) == {"a"}
+    assert mapped_in({"f": {"object": {"type": "object"}}}, "f", ["a"]) == set()
+    assert mapped_in({}, "f", ["a"]) == set()
+
+
+def test_one_field_caps_request_asks_for_every_shape_in_a_short_url() -> None:
+    """Labels by wildcard, one pattern a preset: the request line stays far below a server's 4 KB limit."""
+    asked = asked_fields(Reading())
+    assert {f"{m.labels}.*" for m in PRESETS.values()} <= set(asked)
+    assert {m.pod for m in PRESETS.values()} | set(NODE_MAPPING.host) <= set(asked)
+    assert len(",".join(asked)) < 3000
