@@ -7,6 +7,7 @@ timeAdded. Those that fall in the window and describe a problem become timeline 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -34,7 +35,16 @@ _HEALTH_WORDS: tuple[tuple[str, Kind], ...] = (
     ("thermal", Kind.GPU_THERMAL),
     ("temp", Kind.GPU_THERMAL),
 )
-_XID_IN_TEXT = re.compile(r"(?:\bXID|\bXid|ErrorCode)[ :=]{0,3}(\d{1,3})\b|\"(\d{1,3})\"\s*:\s*true")
+_XID_IN_TEXT = re.compile(
+    r"(?:\bXID|\bXid|ErrorCode)[ :=]{0,3}(\d{1,3})\b|\"(\d{1,3})\"\s*:\s*true|\bNvidiaXID(\d{1,3})(?:Error|Warning)\b"
+)
+# The EKS node monitoring agent's AcceleratedHardwareReady reasons (eks-node-monitoring-agent dcgm classify tests:
+# NvidiaXID<code>Error, and these), each the GPU fault it names.
+_EKS_GPU_REASONS: Mapping[str, Kind] = {
+    "NvidiaDoubleBitError": Kind.GPU_ECC_DBE,
+    "NvidiaNVLinkError": Kind.NVLINK_ERROR,
+    "NvidiaThermalError": Kind.GPU_THERMAL,
+}
 _GPU_IN_TEXT = re.compile(r"\bGPU:(\d{1,2})\b")
 _UUID_IN_TEXT = re.compile(r"GPU_UUID:(GPU-[0-9a-fA-F-]{36})")
 _CONDITION_NOTICES = {
@@ -58,6 +68,9 @@ _TAINTS: dict[str, tuple[Kind, str | None]] = {
     "cloud.google.com/maintenance-window-started": (Kind.MAINTENANCE_NOTICE, "gcp"),
     "remediator.kubernetes.azure.com/unschedulable": (Kind.MAINTENANCE_NOTICE, "azure"),
 }
+# Node annotations a remediator leaves on the nodes it cordons: the cordon is then its act, with its reason.
+# NVIDIA NVSentinel's fault-quarantine (nvsentinel common: QuarantineHealthEventAnnotationKey and friends).
+_REMEDIATOR_ANNOTATIONS: tuple[tuple[str, str], ...] = (("quarantineHealthEvent", "NVSentinel"),)
 _MAINTENANCE_LABELS = (
     ("cloud.google.com/scheduled-maintenance-time", "gcp"),
     ("aws-node-termination-handler/action-time", "aws"),
@@ -192,9 +205,11 @@ def _gpu_health(ctype: str, reason: str, message: str, attrs: dict[str, Any]) ->
     if ctype in _XID_CONDITIONS or "xid" in ctype.lower() or "xid" in reason.lower():
         found = _XID_IN_TEXT.search(f"{message} {reason}")
         if found:
-            attrs["xid"] = int(found.group(1) or found.group(2))
+            attrs["xid"] = int(next(g for g in found.groups() if g))
             attrs["text"] = message
             return Kind.GPU_XID, gpu.group(1) if gpu else None
+    if reason in _EKS_GPU_REASONS:
+        return _EKS_GPU_REASONS[reason], gpu.group(1) if gpu else None
     lowered = words.lower()
     for word, kind in _HEALTH_WORDS:
         if word in lowered and ("gpu" in lowered or "nvlink" in lowered):
@@ -215,8 +230,43 @@ def _taint_events(obj: Mapping[str, Any], name: str, window: Window, source: str
             attrs.update(_notice_attrs(provider, text(taint.get("value"))))
         if kind is Kind.NODE_PRESSURE:
             attrs["resource"] = key.rsplit("/", 1)[-1].removesuffix("-pressure")
-        found.append(_event(at, kind, name, f"taint {_taint_text(taint)} added", source, attrs, taint))
+        summary = f"taint {_taint_text(taint)} added"
+        if kind is Kind.NODE_CORDONED:
+            summary += _remediator(obj, attrs)
+        found.append(_event(at, kind, name, summary, source, attrs, taint))
     return found
+
+
+def _remediator(obj: Mapping[str, Any], attrs: dict[str, Any]) -> str:
+    """Who cordoned the node and why, where a remediator's annotation says so (its health check and error
+    codes read from the annotation's JSON where it parses); the summary's addition."""
+    annotations: Mapping[str, Any] = dig(obj, "metadata", "annotations") or {}
+    for key, who in _REMEDIATOR_ANNOTATIONS:
+        if key not in annotations:
+            continue
+        attrs["remediator"] = who
+        why = _health_event_words(annotations[key])
+        if why:
+            attrs["remediation_reason"] = why
+        return f" by {who}" + (f" ({why})" if why else "")
+    return ""
+
+
+def _health_event_words(raw: Any) -> str:
+    """``checkName`` and ``errorCode`` of the health events a quarantine annotation holds (JSON), or ""."""
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return ""
+    events = value if isinstance(value, list) else [value]
+    words = []
+    for one in events:
+        if not isinstance(one, Mapping):
+            continue
+        check, codes = one.get("checkName"), one.get("errorCode")
+        codes = ",".join(str(c) for c in codes) if isinstance(codes, list) else str(codes or "")
+        words.append(" ".join(w for w in (str(check or ""), f"ErrorCode:{codes}" if codes else "") if w))
+    return "; ".join(w for w in words if w)
 
 
 def _label_events(obj: Mapping[str, Any], name: str, window: Window, source: str) -> list[TimelineEvent]:

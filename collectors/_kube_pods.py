@@ -151,10 +151,12 @@ def _condition_events(tl: _PodTimeline) -> None:
                 tl.add(at, DISRUPTION_KINDS[reason], f"{reason}: {message}", reason=reason, message=message)
 
 
-def _terminated(tl: _PodTimeline, name: str, term: Mapping[str, Any], previous: bool) -> None:
+def _terminated(tl: _PodTimeline, name: str, term: Mapping[str, Any], previous: bool, fallback: Any = None) -> None:
+    """A container's end. ContainerStatusUnknown (the container could not be located when the pod was
+    terminated) comes with null start and finish times: it is placed when the pod stopped being ready."""
     exit_code, reason = _int(term.get("exitCode")), text(term.get("reason"))
     tl.add(when(term.get("startedAt")), Kind.CONTAINER_STARTED, f"container {name} started", name, previous=previous)
-    at = when(term.get("finishedAt"))
+    at = when(term.get("finishedAt")) or when(fallback)
     attrs = {
         "exit_code": exit_code,
         "reason": reason or None,
@@ -178,7 +180,7 @@ def _container_events(tl: _PodTimeline) -> None:
             started = when(dig(state, "running", "startedAt"))
             tl.add(started, Kind.CONTAINER_STARTED, f"container {name} started", name, previous=False, init=init)
         if state.get("terminated"):
-            _terminated(tl, name, state["terminated"], previous=False)
+            _terminated(tl, name, state["terminated"], previous=False, fallback=_ready_changed(tl.obj))
         last = dig(status, "lastState", "terminated")
         if last:
             _terminated(tl, name, last, previous=True)

@@ -26,6 +26,11 @@ SHIPPER_DEFAULT_INDICES: tuple[str, ...] = ("logstash-*", "vector-*", "fluentd*"
 ARCHIVER_DEFAULT_INDICES: tuple[str, ...] = ("metrics-kubernetes.event-*", "kubernetes-events*", "k8s-events*")
 
 
+def with_defaults(pattern: str, default: str, others: Sequence[str]) -> str:
+    """The user's pattern; left at the contract's default, the other producers' default index names too."""
+    return ",".join([pattern, *others]) if pattern == default else pattern
+
+
 @dataclass(frozen=True)
 class Shape:
     """Indices written by one shipper (``index`` as sent in a search) and how to read them."""

@@ -8,7 +8,7 @@ life, never before it began.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -31,21 +31,38 @@ from whathappened.scope import Scope
 from whathappened.timeutils import from_unix, isoformat
 
 SOURCE = "prometheus"
-NODE_LABELS = ("node", "Hostname", "hostname", "kubernetes_node")
+EXPORTER_POD = "dcgm-exporter"  # in the names of the GPU Operator's and the Helm chart's exporter pods
+# Where a series names its node: kube-state-metrics' node; dcgm-exporter's Hostname (hostname after 4.5.3) and
+# the labels relabelling adds (node, kubernetes_node, nodename, nodeName).
+NODE_LABELS = ("node", "Hostname", "hostname", "kubernetes_node", "nodename", "nodeName")
+
+
+def node_of(labels: Mapping[str, str], known: Container[str] = ()) -> str | None:
+    """The node a series is about: the first node label naming a ``known`` node (an old GPU Operator writes the
+    exporter's pod name into Hostname, a standalone exporter its container id), else the first present."""
+    first = None
+    for key in NODE_LABELS:
+        value = labels.get(key)
+        if value:
+            if value in known:
+                return value
+            first = first or value
+    return first
 
 
 def dcgm_pod(labels: Mapping[str, str]) -> tuple[str, str] | None:
     """The (namespace, pod) a dcgm-exporter series was attributed to, or None. A scrape that does not honor the
     exporter's labels (a ServiceMonitor without ``honorLabels``) renames them ``exported_pod`` and
     ``exported_namespace`` and puts the exporter's own pod in ``pod``; older releases say ``pod_name`` and
-    ``pod_namespace``."""
+    ``pod_namespace``. On an idle GPU the only pod label a ServiceMonitor leaves is the exporter's own: no
+    workload's."""
     if "exported_pod" in labels or "exported_namespace" in labels:
         namespace, pod = labels.get("exported_namespace", ""), labels.get("exported_pod", "")
     elif labels.get("pod"):
         namespace, pod = labels.get("namespace", ""), labels["pod"]
     else:
         namespace, pod = labels.get("pod_namespace", ""), labels.get("pod_name", "")
-    return (namespace, pod) if pod else None
+    return (namespace, pod) if pod and EXPORTER_POD not in pod else None
 
 
 @dataclass(frozen=True)
@@ -90,7 +107,7 @@ def event(
 
 
 def gpu_subject(series: Series, at: float, ctx: Context) -> Subject:
-    node = series.label(*NODE_LABELS)
+    node = node_of(series.labels, ctx.scope.node_names)
     gpu = series.label("gpu")
     attributed = dcgm_pod(series.labels)
     if attributed is not None:
@@ -201,8 +218,16 @@ def phase(edge: Edge, ctx: Context) -> Iterable[TimelineEvent]:
     yield event(edge.at, kind, f"pod {value}", pod_subject(edge.series, ctx), edge.series, phase=value)
 
 
+# From kube-state-metrics v2.19 the status-reason list also matches DisruptionTarget condition reasons: the pod
+# was not failed for this reason, its kubelet ended it (an eviction, a shutdown) as the condition says.
+CONDITION_REASONS = frozenset({"TerminationByKubelet"})
+
+
 def pod_reason(edge: Edge, ctx: Context) -> Iterable[TimelineEvent]:
     reason = edge.series.labels.get("reason", "")
+    if reason in CONDITION_REASONS:
+        yield from disruption(edge, ctx)
+        return
     kind = POD_REASON_KINDS.get(reason, Kind.POD_FAILED)
     yield event(edge.at, kind, f"pod status reason {reason}", pod_subject(edge.series, ctx), edge.series, reason=reason)
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 METRIC = "__metric"  # the series' metric name, which functions and comparisons would drop
 OLD = "__old"  # marks the values just before CHANGE edges, answered with the edges themselves
-DCGM_NODE_LABELS = ("Hostname", "hostname", "node")
+# dcgm-exporter's node labels, then the ones relabelling adds; the first that names the scope's nodes is used
+DCGM_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "nodename", "nodeName")
 MAX_QUERY_CHARS = 15_000  # VictoriaMetrics refuses queries over 16 KiB by default
 
 

@@ -149,7 +149,7 @@ def scope_filter(scope: Scope) -> tuple[frozenset[str], frozenset[tuple[str, str
 
 def _in_scope(series: Series, nodes: frozenset[str], pods: frozenset[tuple[str, str]]) -> bool:
     if series.name == LAST_SEEN:
-        return series.label(*ev.NODE_LABELS) in nodes
+        return ev.node_of(series.labels, nodes) in nodes
     signal = signal_of(series)
     if signal is None:
         return False
@@ -157,11 +157,11 @@ def _in_scope(series: Series, nodes: frozenset[str], pods: frozenset[tuple[str, 
         return (series.labels.get("namespace", ""), series.labels.get("pod", "")) in pods
     if signal.where is Where.NODE:
         return series.labels.get("node") in nodes
-    return series.label(*ev.NODE_LABELS) in nodes
+    return ev.node_of(series.labels, nodes) in nodes
 
 
 def _derivable(series: Series, nodes: frozenset[str]) -> bool:
-    return series.name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED") and series.label(*ev.NODE_LABELS) in nodes
+    return series.name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED") and ev.node_of(series.labels, nodes) in nodes
 
 
 def normalize(series: Iterable[Series]) -> list[Series]:
@@ -224,7 +224,7 @@ def _gpus_missing(series: list[Series], ctx: ev.Context, start: float, end: floa
     # Sparse (live) input says when series were last seen; raw history shows it in the samples themselves.
     presence = LAST_SEEN if any(s.name == LAST_SEEN for s in series) else PRESENCE_METRIC
     for one in series:
-        node, gpu = one.label(*ev.NODE_LABELS), one.label("gpu", "UUID", "uuid")
+        node, gpu = ev.node_of(one.labels, ctx.scope.node_names), one.label("gpu", "UUID", "uuid")
         if one.name != presence or not one.samples or node is None:
             continue
         at = one.samples[-1][0]

@@ -51,6 +51,7 @@ from whathappened.collectors._log_shapes import (
     Shape,
     asked_fields,
     shapes,
+    with_defaults,
 )
 
 from whathappened.config import ElasticsearchSettings
@@ -102,11 +103,7 @@ class LogCollector:
 
     @property
     def log_index(self) -> str:
-        """The user's pattern; the contract's default also names the other shippers' default indices."""
-        index = self.settings.log_index
-        if index == ElasticsearchSettings.log_index:
-            return ",".join([index, *SHIPPER_DEFAULT_INDICES])
-        return index
+        return with_defaults(self.settings.log_index, ElasticsearchSettings.log_index, SHIPPER_DEFAULT_INDICES)
 
     @property
     def requests(self) -> int:
@@ -233,11 +230,7 @@ class LogCollector:
 
     @property
     def event_index(self) -> str:
-        """The user's pattern; the contract's default also names the event archivers' default indices."""
-        index = self.settings.event_index
-        if index == ElasticsearchSettings.event_index:
-            return ",".join([index, *ARCHIVER_DEFAULT_INDICES])
-        return index
+        return with_defaults(self.settings.event_index, ElasticsearchSettings.event_index, ARCHIVER_DEFAULT_INDICES)
 
     def _merge(self, batch: Batch) -> None:
         self.documents += batch.transferred

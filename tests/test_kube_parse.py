@@ -514,3 +514,135 @@ def test_aks_npd_xid_condition_is_quiet_while_good_and_eks_ready_conditions_coun
     assert bad.kind == Kind.NODE_CONDITION
     assert condition_events({"type": "AcceleratedHardwareReady", "status": "True", "reason": "Ready",
                              "lastTransitionTime": "2026-06-30T16:57:54Z"}) == []  # fmt: skip
+
+
+# --- pod shapes across Kubernetes versions (real-formats.md section 5) ---
+
+
+READY_LOST = {"type": "Ready", "status": "False", "reason": "PodFailed", "lastTransitionTime": "2026-11-20T07:00:05Z"}
+
+
+def failed_pod(status: dict[str, Any]) -> dict[str, Any]:
+    """A pod as the API returns it after the fact: its Ready condition says when it stopped."""
+    base = copy.deepcopy(recorded("oom-killed", "pods")[0])
+    conditions = [READY_LOST, *status.pop("conditions", [])]
+    base["status"] = {"phase": "Failed", "startTime": "2026-11-20T06:00:00Z", "conditions": conditions, **status}
+    return base
+
+
+def terminated(reason: str, code: int, started: str | None, finished: str | None) -> list[dict[str, Any]]:
+    state = {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": finished}
+    return [{"name": "pytorch", "ready": False, "restartCount": 0, "state": {"terminated": state}}]
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        # 1.21: graceful node shutdown said Shutdown
+        ({"reason": "Shutdown", "message": "Node is shutting, evicting pods"}, Kind.NODE_SHUTDOWN),
+        # 1.22+: Terminated, and 1.22 left the pod Running
+        (
+            {
+                "phase": "Running",
+                "reason": "Terminated",
+                "message": "Pod was terminated in response to imminent node shutdown.",
+            },
+            Kind.NODE_SHUTDOWN,
+        ),
+        # 1.32: a node-pressure eviction with no status.reason, only the DisruptionTarget condition
+        (
+            {
+                "conditions": [
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "reason": "TerminationByKubelet",
+                        "message": "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki.",
+                        "lastTransitionTime": "2026-11-20T07:00:00Z",
+                    }
+                ],
+                "containerStatuses": terminated("ContainerStatusUnknown", 137, None, None),
+            },
+            Kind.DISRUPTION_TARGET,
+        ),
+    ],
+    ids=["shutdown-1.21", "terminated-1.22", "disruption-only-1.32"],
+)
+def test_pod_status_shapes_across_versions(status: dict[str, Any], kind: Kind) -> None:
+    events = pod_events(failed_pod(status))
+    assert kind in {e.kind for e in events}, [(e.kind, e.summary) for e in events]
+    assert all(e.at is not None for e in events)  # null container times never break a timeline
+
+
+def test_container_status_unknown_with_null_times_still_says_137() -> None:
+    pod = failed_pod({"containerStatuses": terminated("ContainerStatusUnknown", 137, None, None)})
+    ended = [e for e in pod_events(pod) if e.kind == Kind.CONTAINER_TERMINATED]
+    assert [(e.attrs.get("exit_code"), e.attrs.get("reason")) for e in ended] == [(137, "ContainerStatusUnknown")]
+    assert ended[0].at == at("2026-11-20T07:00:05Z")  # when the pod stopped being ready
+
+
+@pytest.mark.parametrize(
+    ("scenario", "pod_suffix", "kind"),
+    [
+        ("k8s-1.21-shutdown", "worker-0", Kind.NODE_SHUTDOWN),
+        ("k8s-1.22-shutdown", "worker-0", Kind.NODE_SHUTDOWN),
+        ("k8s-1.32-eviction", "", Kind.DISRUPTION_TARGET),
+    ],
+)
+def test_generated_release_shapes_keep_their_cause(scenario: str, pod_suffix: str, kind: Kind) -> None:
+    """The generator's pods in each release's wording (no DisruptionTarget before 1.26, none of the status reason
+    on 1.32 evictions): the pod object alone still says what ended it."""
+    pods = [p for p in recorded(scenario, "pods") if p["metadata"]["name"].endswith(pod_suffix)]
+    assert pods and any(kind in {e.kind for e in pod_events(p)} for p in pods)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "xid", "gpu"), [("agent-nvsentinel", 79, "5"), ("agent-gke", 79, None), ("agent-eks", 48, None)]
+)
+def test_generated_agent_conditions_carry_the_xid(scenario: str, xid: int, gpu: str | None) -> None:
+    """The incident's Xid exists only in the agent's node condition: read from it, on its GPU where named."""
+    window = Window(at("2026-11-01T00:00:00Z"), at("2026-12-01T00:00:00Z"))
+    xids = [e for n in recorded(scenario, "nodes") for e in node_events(n, window) if e.kind == Kind.GPU_XID]
+    assert [(e.attrs["xid"], e.subject.gpu) for e in xids] == [(xid, gpu)]
+
+
+@pytest.mark.parametrize(
+    ("reason", "kind", "xid"),
+    [
+        ("NvidiaXID79Error", Kind.GPU_XID, 79),
+        ("NvidiaXID13Warning", Kind.GPU_XID, 13),
+        ("NvidiaDoubleBitError", Kind.GPU_ECC_DBE, None),
+        ("NvidiaNVLinkError", Kind.NVLINK_ERROR, None),
+        ("NvidiaThermalError", Kind.GPU_THERMAL, None),
+        ("NotReady", Kind.NODE_CONDITION, None),
+    ],
+)
+def test_eks_node_monitoring_agent_reasons_name_the_gpu_fault(reason: str, kind: Kind, xid: int | None) -> None:
+    # aws/eks-node-monitoring-agent: AcceleratedHardwareReady=False with the classified reason
+    [event] = condition_events({"type": "AcceleratedHardwareReady", "status": "False", "reason": reason,
+                                "message": "", "lastTransitionTime": "2026-06-30T16:57:54Z"})  # fmt: skip
+    assert (event.kind, event.attrs.get("xid")) == (kind, xid)
+
+
+def test_a_cordon_by_nvsentinel_names_the_remediator_and_its_reason() -> None:
+    """NVSentinel's fault-quarantine cordons the node and leaves its health event in an annotation: the cordon
+    is its act (nvsentinel common QuarantineHealthEventAnnotationKey and QuarantineHealthEventIsCordoned)."""
+    event = {"checkName": "GpuXidError", "errorCode": ["79"], "componentClass": "GPU", "isFatal": True}
+    node = {
+        "metadata": {
+            "name": "gpu-7",
+            "annotations": {"quarantineHealthEvent": json.dumps([event]), "quarantineHealthEventIsCordoned": "True"},
+        },
+        "spec": {"unschedulable": True, "taints": [
+            {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": "2026-09-08T00:01:00Z"}
+        ]},
+    }  # fmt: skip
+    [cordon] = [e for e in node_events(node, HEALTH_WINDOW) if e.kind == Kind.NODE_CORDONED]
+    assert (cordon.attrs["remediator"], cordon.attrs["remediation_reason"]) == (
+        "NVSentinel",
+        "GpuXidError ErrorCode:79",
+    )
+    assert cordon.summary.endswith("by NVSentinel (GpuXidError ErrorCode:79)")
+    node["metadata"]["annotations"] = {"quarantineHealthEvent": "not json"}
+    [plain] = [e for e in node_events(node, HEALTH_WINDOW) if e.kind == Kind.NODE_CORDONED]
+    assert plain.attrs["remediator"] == "NVSentinel" and "remediation_reason" not in plain.attrs

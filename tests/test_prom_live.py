@@ -21,9 +21,10 @@ from whathappened.collectors.prometheus import PrometheusCollector
 
 from tests.support import Scenario, all_scenarios
 from whathappened.config import PrometheusSettings
+from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
-from whathappened.synth.catalog import CORE
+from whathappened.synth.catalog import CORE, STYLED
 
 # The core incidents on both backends, the other generated ones (other exporter spellings, more signals) on
 # Prometheus, to keep the suite short: the backends differ in query semantics, which the core set exercises fully.
@@ -288,3 +289,23 @@ def test_through_gather_the_source_reports_ok_with_its_detail(prometheus_servers
     assert report.requests == source.requests > 0
     assert "dcgm-exporter on 4 of 4 nodes" in report.detail
     assert any(e.kind == "gpu-xid" for e in gathered.timeline)
+
+
+@pytest.mark.parametrize("name", sorted(STYLED))
+def test_each_release_shape_gives_the_events_of_the_default_shape(live, name: str) -> None:
+    """The same incident written as another dcgm-exporter release or scrape, or another kube-state-metrics
+    release, labels it (no pci_bus_id or err_code, pod_name, exported_pod with the exporter's own pod in pod,
+    lower-case hostname, every status reason 0 or 1): the same events, each on the same GPU, pod and node."""
+    base = STYLED[name][0]
+    styled, default = live(name, "prometheus"), live(base, "prometheus")
+    wanted = [e for e in default.events if e.kind not in NOT_IN_RELEASE.get(name, ())]
+    assert [e.identity for e in styled.events] == [e.identity for e in wanted]
+    assert [p.name for p in styled.discovery.pods] == [p.name for p in default.discovery.pods]
+    keep = ("xid", "reason", "uuid", "gpu", "value")
+    assert [{k: e.attrs.get(k) for k in keep} for e in styled.events] == [
+        {k: e.attrs.get(k) for k in keep} for e in wanted
+    ]
+
+
+# What a release cannot say: kube-state-metrics before v2.19 has no DisruptionTarget reason in any family.
+NOT_IN_RELEASE = {"ksm-v2.13": {Kind.DISRUPTION_TARGET}}

@@ -5,10 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from whathappened.synth import demo, stories_cloud, stories_core, stories_gpu, stories_guards, stories_hw, stories_k8s
+from whathappened.synth import (
+    agents,
+    demo,
+    stories_cloud,
+    stories_core,
+    stories_gpu,
+    stories_guards,
+    stories_hw,
+    stories_k8s,
+)
 from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Recording
+from whathappened.synth.spec import DcgmStyle, Recording
 
 Story = Callable[[Ids], Recording]
 
@@ -66,6 +76,98 @@ SHIPPED: dict[str, tuple[str, str]] = {
     "shipper-ss4o": ("app-traceback", "ss4o"),
 }
 SCENARIOS.update({name: shipped(SCENARIOS[base], shipper, name) for name, (base, shipper) in SHIPPED.items()})
+
+
+def restyled(story: Story, name: str, note: str, **style: Any) -> Story:
+    """``story`` with its recording's sources in another real release's shape (``Recording`` fields: ``dcgm``,
+    ``ksm_release``): the same incident, as that release writes it."""
+
+    def variant(ids: Ids) -> Recording:
+        rec = story(ids)
+        rec.meta = replace(rec.meta, name=name, description=f"{rec.meta.description} {note}")
+        for key, value in style.items():
+            setattr(rec, key, value)
+        return rec
+
+    return variant
+
+
+# One incident per dcgm-exporter major version and scrape variant, and per kube-state-metrics emission style
+# (issue 21), each in the label set its release writes (tests/data/real-formats).
+STYLED: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "dcgm-2x": (
+        "xid79-fallen-off-bus",
+        "dcgm-exporter 2.x: no pci_bus_id, no err_code/err_msg, no driver label.",
+        {"dcgm": DcgmStyle(pci_bus_id=False, driver_label=False)},
+    ),
+    "dcgm-2x-old-namespace": (
+        "nvlink-error",
+        "dcgm-exporter 2.x run with --use-old-namespace: pod_name, pod_namespace, container_name.",
+        {"dcgm": DcgmStyle(pci_bus_id=False, driver_label=False, pod_labels="old-namespace")},
+    ),
+    "dcgm-3x-servicemonitor": (
+        "ecc-dbe",
+        "dcgm-exporter 3.3 scraped by the GPU Operator's ServiceMonitor (honorLabels false): exported_pod.",
+        {"dcgm": DcgmStyle(xid_err_labels=True, pod_labels="exported")},
+    ),
+    "dcgm-4x-hostname": (
+        "gpu-thermal",
+        "dcgm-exporter 4.x after the hostname rename, scraped without honorLabels.",
+        {"dcgm": DcgmStyle(hostname_label="hostname", xid_err_labels=True, pod_labels="exported")},
+    ),
+    "dcgm-gpu-operator-relabelled": (
+        "xid79-fallen-off-bus",
+        "An older GPU Operator: Hostname is the exporter's pod, the node only in a relabelled kubernetes_node.",
+        {"dcgm": DcgmStyle(hostname_is_exporter=True, node_label="kubernetes_node", pod_labels="exported")},
+    ),
+    "k8s-1.21-shutdown": (
+        "guard-drain-exit137-not-oom",
+        "Kubernetes 1.21: graceful node shutdown says Shutdown, 'Node is shutting, evicting pods'.",
+        {"k8s_release": "1.21"},
+    ),
+    "k8s-1.22-shutdown": (
+        "guard-drain-exit137-not-oom",
+        "Kubernetes 1.22: Terminated, and the pod left in phase Running.",
+        {"k8s_release": "1.22"},
+    ),
+    "k8s-1.32-eviction": (
+        "node-pressure-eviction",
+        "Kubernetes 1.32: the evicted pod has no status reason, only its DisruptionTarget condition.",
+        {"k8s_release": "1.32"},
+    ),
+    "ksm-v2.13": (
+        "node-pressure-eviction",
+        "kube-state-metrics v2.3-v2.18: every listed reason a series, 0 or 1; no disruption-reason family.",
+        {"ksm_release": "v2.13"},
+    ),
+    "ksm-v2.19": (
+        "guard-drain-exit137-not-oom",
+        "kube-state-metrics v2.19: eight listed reasons, 0 or 1, TerminationByKubelet from the condition.",
+        {"ksm_release": "v2.19"},
+    ),
+}
+SCENARIOS.update({name: restyled(SCENARIOS[base], name, note, **style) for name, (base, note, style) in STYLED.items()})
+
+
+def agent_reported(story: Story, name: str, agent: str) -> Story:
+    """``story`` whose GPU fault only another agent's node condition reports (synth.agents)."""
+
+    def variant(ids: Ids) -> Recording:
+        rec = story(ids)
+        rec.meta = replace(rec.meta, name=name, description=f"{rec.meta.description} Only {agent} reports the Xid.")
+        agents.reported_by(rec, agent)
+        return rec
+
+    return variant
+
+
+# One incident per node-health agent (issue 21): the Xid reaches the report only through the agent's condition.
+AGENT_REPORTED: dict[str, tuple[str, str]] = {
+    "agent-nvsentinel": ("xid79-fallen-off-bus", "nvsentinel"),
+    "agent-gke": ("xid79-fallen-off-bus", "gke"),
+    "agent-eks": ("ecc-dbe", "eks"),
+}
+SCENARIOS.update({name: agent_reported(SCENARIOS[b], name, a) for name, (b, a) in AGENT_REPORTED.items()})
 
 DEMOS: dict[str, Story] = {
     "gpu-xid79-nccl": demo.xid79_nccl,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from whathappened.synth.metrics import _KSM_REASONS, _PHASES, DcgmWriter, Grid, Noise, _sanitize, _ts, _write_track
 from whathappened.synth.openmetrics import OpenMetricsWriter, labels_text
-from whathappened.synth.spec import Pod, Recording
+from whathappened.synth.spec import KSM_REASONS_BY_RELEASE, Pod, Recording
 
 
 def _pod_span(rec: Recording, grid: Grid, pod: Pod) -> tuple[int, int]:
@@ -71,6 +71,10 @@ def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
 
 def _reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
     out.family("kube_pod_status_reason", "gauge", "The pod status reasons")
+    listed = KSM_REASONS_BY_RELEASE.get(rec.ksm_release)
+    if listed is not None:
+        _listed_reasons(out, rec, grid, listed)
+        return
     for pod in rec.pods:
         if pod.status_reason in _KSM_REASONS and pod.finished is not None:
             b, e = _pod_span(rec, grid, pod)
@@ -96,6 +100,22 @@ def _reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
                 e,
                 lambda t: "1",
             )
+
+
+def _listed_reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid, listed: tuple[str, ...]) -> None:
+    """Up to v2.19 every pod has one series per listed reason for its whole life, 0 until the reason holds (its
+    status reason, or from v2.19 a DisruptionTarget condition's reason), then 1; no disruption-reason family."""
+    for pod in rec.pods:
+        b, e = _pod_span(rec, grid, pod)
+        holds: dict[str, float] = {}
+        if pod.status_reason and pod.finished is not None:
+            holds[pod.status_reason] = _ts(pod.finished)
+        if pod.disruption is not None and "TerminationByKubelet" in listed:
+            holds.setdefault(pod.disruption[0], _ts(pod.disruption[2]))
+        for reason in listed:
+            since = holds.get(reason, float("inf"))
+            labels = [*_pod_labels(pod), ("reason", reason)]
+            _write_track(out, grid, "kube_pod_status_reason", labels, b, e, partial(_from, since))
 
 
 def _containers(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:

@@ -182,14 +182,33 @@ def _spec(pod: Pod) -> dict[str, Any]:
     return spec
 
 
-def pod_object(pod: Pod, now: datetime) -> dict[str, Any]:
-    status: dict[str, Any] = {"conditions": _conditions(pod, now), "phase": pod.phase, "qosClass": "Guaranteed"}
+# How a Kubernetes release words a pod's status reason (real-formats.md section 5): 1.21's graceful node shutdown
+# said Shutdown, 1.22 said Terminated and left the pod Running, 1.31+ kubelets evict with no status reason (only
+# the DisruptionTarget condition says so). Release -> status reason -> (reason or None, message or None, phase).
+STATUS_BY_RELEASE: dict[str, dict[str, tuple[str | None, str | None, str | None]]] = {
+    "1.21": {"Terminated": ("Shutdown", "Node is shutting, evicting pods", None)},
+    "1.22": {"Terminated": ("Terminated", None, "Running")},
+    "1.32": {"Evicted": (None, None, None)},
+}
+BEFORE_DISRUPTION_TARGET = frozenset({"1.21", "1.22"})  # the condition arrived in 1.26
+
+
+def pod_object(pod: Pod, now: datetime, release: str = "") -> dict[str, Any]:
+    conditions = _conditions(pod, now)
+    if release in BEFORE_DISRUPTION_TARGET:
+        conditions = [c for c in conditions if c["type"] != "DisruptionTarget"]
+    status: dict[str, Any] = {"conditions": conditions, "phase": pod.phase, "qosClass": "Guaranteed"}
     if pod.kubelet_lost_at is not None:
         status["phase"] = "Running"  # the kubelet that would have reported the end is gone
-    if pod.status_reason:
-        status["reason"] = pod.status_reason
-    if pod.status_message:
-        status["message"] = pod.status_message
+    reason, message = pod.status_reason, pod.status_message
+    worded = STATUS_BY_RELEASE.get(release, {}).get(reason or "")
+    if worded is not None:
+        reason, message = worded[0], worded[1] or (message if worded[0] else None)
+        status["phase"] = worded[2] or status["phase"]
+    if reason:
+        status["reason"] = reason
+    if message:
+        status["message"] = message
     if pod.node is not None and pod.scheduled is not None:
         status["hostIP"] = pod.node.ip
         status["hostIPs"] = [{"ip": pod.node.ip}]

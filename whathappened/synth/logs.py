@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from whathappened.synth.kube import container_id
 from whathappened.synth.shippers import SHIPPERS, Labels
+from whathappened.synth.shippers import day as _day
 from whathappened.synth.spec import Node, Pod, iso_ms
 
 FILEBEAT = "filebeat"
@@ -20,10 +21,6 @@ FILEBEAT = "filebeat"
 def _dedot(key: str) -> str:
     """Filebeat's add_kubernetes_metadata writes label keys with dots replaced: training_kubeflow_org/job-name."""
     return key.replace(".", "_")
-
-
-def _day(t: datetime) -> str:
-    return t.strftime("%Y.%m.%d")
 
 
 class BulkWriter:

@@ -135,35 +135,57 @@ def _gpu_segments(
     return [seg for seg in out if seg[2] > seg[1]]
 
 
+def exporter_pod(node: Node) -> str:
+    """The GPU Operator's dcgm-exporter pod on ``node`` (a DaemonSet pod: name and a 5-character suffix)."""
+    return f"nvidia-dcgm-exporter-{node.name[-5:]}"
+
+
 class DcgmWriter:
     def __init__(self, rec: Recording, grid: Grid, noise: Noise) -> None:
         self.rec, self.grid, self.noise = rec, grid, noise
         self.by_node = pods_by_node(rec)
 
     def _base(self, node: Node, gpu: int) -> list[tuple[str, str]]:
-        g = node.gpus[gpu]
+        g, style = node.gpus[gpu], self.rec.dcgm
         return [
             ("gpu", str(g.index)),
             ("UUID", g.uuid),
-            ("pci_bus_id", g.pci_bus_id),
+            *([("pci_bus_id", g.pci_bus_id)] if style.pci_bus_id else []),
             ("device", g.device),
             ("modelName", node.model_name),
-            (self.rec.dcgm.hostname_label, node.name),
-            ("DCGM_FI_DRIVER_VERSION", node.driver_version),
+            (style.hostname_label, exporter_pod(node) if style.hostname_is_exporter else node.name),
+            *([("DCGM_FI_DRIVER_VERSION", node.driver_version)] if style.driver_label else []),
+            *([(style.node_label, node.name)] if style.node_label else []),
         ]
 
-    @staticmethod
-    def _target(node: Node) -> list[tuple[str, str]]:
-        return [("instance", f"{node.ip}:9400"), ("job", "dcgm-exporter")]
+    def _target(self, node: Node) -> list[tuple[str, str]]:
+        """The labels the scrape adds: a ServiceMonitor without honorLabels names the exporter's own pod."""
+        if self.rec.dcgm.pod_labels != "exported":
+            return [("instance", f"{node.ip}:9400"), ("job", "dcgm-exporter")]
+        exporter = exporter_pod(node)
+        return [
+            ("container", "nvidia-dcgm-exporter"),
+            ("endpoint", "gpu-metrics"),
+            ("instance", f"{node.ip}:9400"),
+            ("job", "nvidia-dcgm-exporter"),
+            ("namespace", "gpu-operator"),
+            ("pod", exporter),
+            ("service", "nvidia-dcgm-exporter"),
+        ]
 
     def _attrs(self, pod: Pod | None, xid: int | None) -> list[tuple[str, str]]:
+        names = {
+            "pod": ("container", "namespace", "pod"),
+            "old-namespace": ("container_name", "pod_namespace", "pod_name"),
+            "exported": ("exported_container", "exported_namespace", "exported_pod"),
+        }[self.rec.dcgm.pod_labels]
         out: list[tuple[str, str]] = []
         if pod is not None:
-            out.append(("container", pod.container))
+            out.append((names[0], pod.container))
         if xid is not None:
             out += [("err_code", str(xid)), ("err_msg", XID_TEXT.get(xid, "Unknown Error"))]
         if pod is not None:
-            out += [("namespace", pod.namespace), ("pod", pod.name)]
+            out += [(names[1], pod.namespace), (names[2], pod.name)]
         return out
 
     def write(self, out: OpenMetricsWriter, field: str, kind: str = "gauge") -> None:

@@ -26,7 +26,8 @@ Indexed = tuple[str, Doc]
 SEVERITY_NUMBER = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7}
 
 
-def _day(t: datetime) -> str:
+def day(t: datetime) -> str:
+    """The date suffix of daily indices (logstash-YYYY.MM.DD)."""
     return t.strftime("%Y.%m.%d")
 
 
@@ -109,7 +110,7 @@ def _fluent_bit_container(pod: Pod, t: datetime, message: str, stream: str) -> I
         "log": message,
         "kubernetes": _fluent_kubernetes(pod),
     }
-    return f"logstash-{_day(t)}", doc
+    return f"logstash-{day(t)}", doc
 
 
 def _fluentd_container(pod: Pod, t: datetime, message: str, stream: str) -> Indexed:
@@ -122,7 +123,7 @@ def _fluentd_container(pod: Pod, t: datetime, message: str, stream: str) -> Inde
         "docker": {"container_id": container_id(pod, len(pod.runs))},
         "kubernetes": kubernetes,
     }
-    return f"logstash-{_day(t)}", doc
+    return f"logstash-{day(t)}", doc
 
 
 def _vector_container(pod: Pod, t: datetime, message: str, stream: str) -> Indexed:
@@ -144,7 +145,7 @@ def _vector_container(pod: Pod, t: datetime, message: str, stream: str) -> Index
         "stream": stream,
         "timestamp": iso_ms(t),
     }
-    return f"vector-{t.strftime('%Y.%m.%d')}", doc
+    return f"vector-{day(t)}", doc
 
 
 def _k8s_resource(pod: Pod) -> Doc:
@@ -206,13 +207,13 @@ def _agent_kernel(node: Node, t: datetime, message: str, severity: str) -> Index
 
 
 def _fluent_bit_kernel(node: Node, t: datetime, message: str, severity: str) -> Indexed:
-    return f"logstash-{_day(t)}", {"@timestamp": iso_ms(t), **_journald(node, message, severity)}
+    return f"logstash-{day(t)}", {"@timestamp": iso_ms(t), **_journald(node, message, severity)}
 
 
 def _fluentd_kernel(node: Node, t: datetime, message: str, severity: str) -> Indexed:
     """in_tail over /var/log/kern.log with the syslog parser: the printk uptime stays in the message."""
     doc = {"@timestamp": iso_ms(t), "host": node.name, "ident": "kernel", "message": f"{_uptime(node, t)} {message}"}
-    return f"logstash-{_day(t)}", doc
+    return f"logstash-{day(t)}", doc
 
 
 def _vector_kernel(node: Node, t: datetime, message: str, severity: str) -> Indexed:
@@ -225,7 +226,7 @@ def _vector_kernel(node: Node, t: datetime, message: str, severity: str) -> Inde
         "SYSLOG_IDENTIFIER": "kernel",
         "_TRANSPORT": "kernel",
     }
-    return f"vector-{t.strftime('%Y.%m.%d')}", doc
+    return f"vector-{day(t)}", doc
 
 
 def _otel_kernel(node: Node, t: datetime, message: str, severity: str) -> Indexed:
@@ -258,7 +259,7 @@ Labels = Callable[[str, str], Mapping[str, Any]]  # (kind, name) -> the object's
 
 def _fluent_bit_event(event: Doc, t: datetime, about: Labels) -> Indexed:
     """Fluent Bit's kubernetes_events input: the Event object, @timestamp from last, first, then creation time."""
-    return f"kube-events-{_day(t)}", {**event, "@timestamp": iso_ms(t)}
+    return f"kube-events-{day(t)}", {**event, "@timestamp": iso_ms(t)}
 
 
 def _event_exporter_event(event: Doc, t: datetime, about: Labels) -> Indexed:
@@ -267,7 +268,7 @@ def _event_exporter_event(event: Doc, t: datetime, about: Labels) -> Indexed:
     involved = dict(event.get("involvedObject") or {})
     involved.update(about(str(involved.get("kind")), str(involved.get("name"))))
     involved.setdefault("deleted", False)
-    return f"kube-events-{_day(t)}", {**event, "clusterName": "training", "involvedObject": involved}
+    return f"kube-events-{day(t)}", {**event, "clusterName": "training", "involvedObject": involved}
 
 
 def _metricbeat_event(event: Doc, t: datetime, about: Labels) -> Indexed:

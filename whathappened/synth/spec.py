@@ -225,10 +225,21 @@ class Meta:
 
 @dataclass(frozen=True, slots=True)
 class DcgmStyle:
-    """How this cluster's dcgm-exporter labels its series (releases differ; the product must read all)."""
+    """How this cluster's dcgm-exporter labels its series (releases differ; the product must read all). The label
+    templates per release are in tests/data/real-formats/dcgm-exporter-exposition-templates-by-version.txt."""
 
     hostname_label: str = "Hostname"  # "hostname" since dcgm-exporter #655
-    xid_err_labels: bool = False  # err_code/err_msg attributes on DCGM_FI_DEV_XID_ERRORS
+    xid_err_labels: bool = False  # err_code/err_msg attributes on DCGM_FI_DEV_XID_ERRORS (3.3.6-3.4.2 on)
+    pci_bus_id: bool = True  # the pci_bus_id label (3.3.7-3.5.0 on)
+    driver_label: bool = True  # DCGM_FI_DRIVER_VERSION (2.4.6-2.6.10 on)
+    # how the workload's pod reaches Prometheus: "pod" (honorLabels true, GMP, static scrapes), "old-namespace"
+    # (--use-old-namespace: pod_name/pod_namespace/container_name), "exported" (a ServiceMonitor without
+    # honorLabels: exported_pod/exported_namespace/exported_container, pod and namespace naming the exporter)
+    pod_labels: str = "pod"
+    # what Hostname holds: the node's name, or (GPU Operator before Oct 2023) the exporter pod's own name, when
+    # only a label the scrape config adds (``node_label``) names the node
+    hostname_is_exporter: bool = False
+    node_label: str = ""
     fields: tuple[str, ...] = (
         "DCGM_FI_DEV_GPU_UTIL",
         "DCGM_FI_DEV_XID_ERRORS",
@@ -236,6 +247,23 @@ class DcgmStyle:
         "DCGM_FI_DEV_POWER_USAGE",
         "DCGM_FI_DEV_FB_USED",
     )
+
+
+# kube_pod_status_reason by kube-state-metrics release (internal/store/pod.go): up to v2.19 one series per listed
+# reason, 0 or 1; from v2.20 only the reasons that hold (value 1), plus kube_pod_status_disruption_reason.
+KSM_REASONS_BY_RELEASE: dict[str, tuple[str, ...]] = {
+    "v2.13": ("Evicted", "NodeAffinity", "NodeLost", "Shutdown", "UnexpectedAdmissionError"),
+    "v2.19": (
+        "Evicted",
+        "NodeAffinity",
+        "NodeLost",
+        "PreemptionByScheduler",
+        "SchedulingGated",
+        "Shutdown",
+        "TerminationByKubelet",
+        "UnexpectedAdmissionError",
+    ),
+}
 
 
 @dataclass(slots=True)
@@ -248,6 +276,8 @@ class Recording:
     scrape_seconds: int = 30
     ksm_scrape_seconds: int = 0  # 0: same as scrape_seconds
     dcgm: DcgmStyle = field(default_factory=DcgmStyle)
+    ksm_release: str = "v2.20"
+    k8s_release: str = ""  # how pod status reasons are worded (synth.kube.STATUS_BY_RELEASE); "" the current way  # kube-state-metrics' emission style (KSM_REASONS_BY_RELEASE)
     xids: dict[tuple[str, int], list[tuple[datetime, int]]] = field(default_factory=dict)
     gpu_gone: dict[tuple[str, int], datetime] = field(default_factory=dict)
     gpu_temp: dict[tuple[str, int], Ramp] = field(default_factory=dict)

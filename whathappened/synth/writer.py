@@ -48,7 +48,11 @@ def _dump(path: Path, obj: Any) -> None:
 def write_kubernetes(rec: Recording, folder: Path) -> None:
     now = rec.meta.captured_at
     folder.mkdir(parents=True, exist_ok=True)
-    pods = [pod_object(p, now) for p in rec.pods if p.created <= now and (p.gone_at is None or p.gone_at > now)]
+    pods = [
+        pod_object(p, now, rec.k8s_release)
+        for p in rec.pods
+        if p.created <= now and (p.gone_at is None or p.gone_at > now)
+    ]
     _dump(folder / "pods.json", k8s_list("PodList", pods))
     horizon = now - rec.event_ttl
     events = sorted(

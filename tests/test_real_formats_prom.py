@@ -1,0 +1,210 @@
+"""dcgm-exporter and kube-state-metrics as real clusters expose them (verbatim samples in tests/data/real-formats,
+copied with SOURCES.md from shared/reference): each exposition through the project's parser as a scrape stores
+it, each series' node and pod read as the collector reads them, and the status-reason styles of each
+kube-state-metrics release through the offline analysis (only a reason at 1 is true)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from whathappened.collectors._openmetrics import parse_openmetrics
+from whathappened.collectors._prom_events import dcgm_pod, node_of
+from whathappened.collectors._prom_model import Series
+from whathappened.collectors._prom_series import events_from_series
+from whathappened.collectors._prom_signals import SIGNALS
+
+from whathappened.kinds import Kind
+from whathappened.model import PodInfo, Window
+from whathappened.scope import Query, Scope
+from whathappened.synth.spec import KSM_REASONS_BY_RELEASE
+
+SAMPLES = Path(__file__).parent / "data" / "real-formats"
+SCRAPED_AT = 1_775_000_000
+
+
+def scraped(name: str) -> list[Series]:
+    """An exposition as one scrape stores it (each sample stamped with the scrape's time)."""
+    lines = [
+        line if not line.strip() or line.startswith("#") else f"{line} {SCRAPED_AT}"
+        for line in (SAMPLES / name).read_text(encoding="utf-8").splitlines()
+    ]
+    series, problems = parse_openmetrics("\n".join(lines) + "\n# EOF\n")
+    assert problems == []
+    return series
+
+
+# file -> (the node its Hostname names, the model, how many series)
+EXPOSITIONS = {
+    "dcgm-exporter-4.x-gpuoperator-kops-aws-L4-metrics.txt": ("i-030791dc5a37cd257", "NVIDIA L4", 23),
+    "dcgm-exporter-4.x-gpuoperator-vks-A100vGPU-metrics.txt": (
+        "conformance-test-np1-qcqc8-bpdtl-wv2gs",
+        "GRID A100-10C",  # a vGPU profile's model name
+        11,
+    ),
+    "dcgm-exporter-4.x-helm-upcloud-L40S-metrics.txt": ("gpu1-wl8sg", "NVIDIA L40S", 23),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPOSITIONS))
+def test_dcgm_exposition_of_an_idle_gpu(name: str) -> None:
+    node, model, count = EXPOSITIONS[name]
+    series = [s for s in scraped(name) if s.name.startswith("DCGM_")]
+    assert len(series) == count
+    for one in series:
+        assert node_of(one.labels, {node}) == node and one.labels["modelName"] == model
+        assert re.fullmatch(r"GPU-[0-9a-f-]{36}", one.labels["UUID"]) and one.labels["gpu"] == "0"
+        assert dcgm_pod(one.labels) is None  # no workload on the GPU: nobody to blame
+
+
+def api_result(name: str) -> list[dict[str, str]]:
+    data = json.loads((SAMPLES / name).read_text(encoding="utf-8"))["data"]
+    if "activeTargets" in data:
+        return [t["labels"] for t in data["activeTargets"]]
+    return [r["metric"] for r in data["result"]]
+
+
+def test_helm_servicemonitor_names_the_exporter_not_a_workload() -> None:
+    """honorLabels false on an idle GPU: pod, namespace, container name the exporter itself."""
+    [labels] = api_result("prom-api-query-dcgm-helm-servicemonitor-upcloud.json")
+    assert labels["pod"] == "dcgm-exporter-zxgzh" and dcgm_pod(labels) is None
+    assert node_of(labels, {"gpu1-wl8sg"}) == "gpu1-wl8sg"
+
+
+def test_annotation_scrape_with_a_relabelled_nodename() -> None:
+    [labels] = api_result("prom-api-query-dcgm-service-endpoints-ericsson.json")
+    assert node_of(labels, {"cp-bm14r7"}) == "cp-bm14r7" and dcgm_pod(labels) is None
+
+
+def test_a_service_dns_instance_names_no_node() -> None:
+    """A static scrape of the Service's DNS name: instance identifies no node, and nothing is made up."""
+    [labels] = api_result("prom-api-query-dcgm-eks-rafay.json")
+    assert node_of(labels, {"ip-10-0-1-20.ec2.internal"}) is None and dcgm_pod(labels) is None
+
+
+def test_relabelled_node_wins_over_a_hostname_that_is_the_exporter_pod() -> None:
+    """Before Oct 2023 the GPU Operator wrote the exporter's pod name into Hostname."""
+    labels = {
+        "Hostname": "nvidia-dcgm-exporter-57pvc",
+        "kubernetes_node": "gpu-node-7",
+        "pod": "nvidia-dcgm-exporter-57pvc",
+    }
+    assert node_of(labels, {"gpu-node-7"}) == "gpu-node-7" and dcgm_pod(labels) is None
+    renamed = {**labels, "exported_pod": "llama-worker-3", "exported_namespace": "research"}
+    assert dcgm_pod(renamed) == ("research", "llama-worker-3")
+
+
+COUNTER_FILES = sorted(p.name for p in SAMPLES.glob("dcgm-exporter-*.csv"))
+
+
+@pytest.mark.parametrize("name", COUNTER_FILES)
+def test_default_counters_need_nothing_that_is_off_by_default(name: str) -> None:
+    """Every release's counter list (comment lines are off): the Xid gauge is on; what the collector reads besides
+    is either on or optional (ECC totals, NVLink errors, violations are off by default in every release, and the
+    analysis goes on without them, the kernel log being the Xids' ground truth)."""
+    enabled = set()
+    for row in csv.reader((SAMPLES / name).read_text(encoding="utf-8").splitlines()):
+        if row and not row[0].lstrip().startswith("#") and row[0].strip().lower().startswith("dcgm_"):
+            enabled.add(row[0].strip())
+    if "1.x-compatibility" in name:  # the 1.x names (dcgm_xid_errors): not read, see the README's Compatibility
+        assert "dcgm_xid_errors" in enabled and not any(e.startswith("DCGM_") for e in enabled)
+        return
+    assert {"DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED"} <= enabled
+    assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" not in enabled
+    read = {s.metric for s in SIGNALS if s.metric.startswith("DCGM_")}
+    assert read - enabled, "the collector also reads counters a default install leaves off"
+
+
+def reason_series(name: str) -> list[Series]:
+    return [s for s in scraped(name) if s.name == "kube_pod_status_reason"]
+
+
+def test_ksm_v2_13_lists_every_reason_and_the_generator_writes_the_same_list() -> None:
+    reasons = {s.labels["reason"] for s in reason_series("ksm-v2.13.0-test-exposition.txt")}
+    assert reasons == set(KSM_REASONS_BY_RELEASE["v2.13"])
+
+
+def test_ksm_v2_20_reasons_are_the_v2_19_list_and_other() -> None:
+    reasons = {s.labels["reason"] for s in reason_series("ksm-v2.20-test-exposition-status-reason.txt")}
+    assert reasons == set(KSM_REASONS_BY_RELEASE["v2.19"]) | {"Other"}
+
+
+START = datetime(2026, 11, 20, 6, tzinfo=UTC)
+LABELS = {"namespace": "ns4", "pod": "pod4", "uid": "uid4"}
+
+
+def reasons_over_time(holds: dict[str, int], listed: tuple[str, ...]) -> list[Series]:
+    """One series per listed reason, a sample a minute for an hour, 1 from minute ``holds[reason]`` on."""
+    stamps = [(START + timedelta(minutes=m)).timestamp() for m in range(60)]
+    return [
+        Series(
+            "kube_pod_status_reason",
+            {**LABELS, "reason": r},
+            [(t, 1.0 if i >= holds.get(r, 99) else 0.0) for i, t in enumerate(stamps)],
+        )
+        for r in listed
+    ]
+
+
+@pytest.mark.parametrize("release", sorted(KSM_REASONS_BY_RELEASE))
+def test_only_a_reason_at_one_is_true(release: str) -> None:
+    """Up to v2.19 every listed reason is a series: those at 0 say nothing; the evicted pod's Evicted turning 1
+    is its eviction, and from v2.19 TerminationByKubelet is its DisruptionTarget condition, not a failure."""
+    series = reasons_over_time({"Evicted": 30, "TerminationByKubelet": 30}, KSM_REASONS_BY_RELEASE[release])
+    scope = Scope(Query("e", "ns4", Window(START, START + timedelta(hours=1))), (PodInfo("pod4", "ns4"),))
+    found = sorted((e.kind, e.attrs.get("reason")) for e in events_from_series(series, scope))
+    expected = [(Kind.EVICTED, "Evicted")]
+    if "TerminationByKubelet" in KSM_REASONS_BY_RELEASE[release]:
+        expected.append((Kind.DISRUPTION_TARGET, "TerminationByKubelet"))
+    assert found == sorted(expected)
+    at = {e.at for e in events_from_series(series, scope)}
+    assert at == {START + timedelta(minutes=30)}
+
+
+def test_gpu_feature_discovery_labels_name_the_gpus() -> None:
+    """GFD's node labels (a vGPU node on vSphere): the product and count the node parser reads."""
+    from whathappened.collectors._kube_parse import parse_node
+
+    labels = json.loads((SAMPLES / "gpu-feature-discovery-node-labels-vks-A100vGPU.json").read_text(encoding="utf-8"))
+    node = parse_node({"metadata": {"name": "conformance-test-np1", "labels": labels}, "status": {}})
+    assert (node.gpu_product, node.gpu_count) == ("GRID-A100-40C", 1)
+
+
+TEMPLATE = re.compile(r"^\{\{ \$counter\.FieldName \}\}\{(.*)$")
+
+
+def release_templates() -> list[tuple[str, str]]:
+    """(release, the GPU series' label template) from dcgm-exporter's render code, per release tag."""
+    release, found = "", []
+    for line in (
+        (SAMPLES / "dcgm-exporter-exposition-templates-by-version.txt").read_text(encoding="utf-8").splitlines()
+    ):
+        if line.startswith("### "):
+            release = line.split()[1]
+        elif (match := TEMPLATE.match(line)) and match.group(1).startswith('gpu="'):
+            found.append((release, match.group(1)))
+    return found
+
+
+@pytest.mark.parametrize(("release", "template"), release_templates(), ids=[r for r, _ in release_templates()])
+def test_every_release_template_renders_series_the_reader_places(release: str, template: str) -> None:
+    """Each release's GPU label template, rendered for a GPU on node ``gpu-7`` (MIG and Hostname branches on):
+    the reader finds the node, never takes the GPU for a pod's, and keeps its UUID label where the series is
+    matched by it."""
+    values = {
+        "GPU": "3", "UUID": "UUID", "GPUUUID": "GPU-0e5c5b6e-1f1d-4b5a-9d55-1f7c0c8c1b2a", "GPUPCIBusID": "00000000:B8:00.0",
+        "GPUDevice": "nvidia3", "GPUModelName": "NVIDIA H100 80GB HBM3", "MigProfile": "1g.10gb", "GPUInstanceID": "7",
+        "Hostname": "gpu-7",
+    }  # fmt: skip
+    rendered = re.sub(r"\{\{if [^}]*\}\}|\{\{end\}\}", "", template)
+    rendered = re.sub(r"\{\{ ?\$metric\.(\w+) ?\}\}", lambda m: values[m.group(1)], rendered)
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', rendered))
+    assert labels["UUID"].startswith("GPU-") and labels["gpu"] == "3"
+    # a template without the Hostname branch (the exporter run without a node name) names no node: none is made up
+    named = "gpu-7" if re.search(r"[Hh]ostname=", template) else None
+    assert node_of(labels, {"gpu-7"}) == named and dcgm_pod(labels) is None
+    assert ("pci_bus_id" in labels) == (release >= "3.3.7")
