@@ -93,6 +93,7 @@ def parse_pod(obj: Mapping[str, Any]) -> PodInfo:
         labels=dict(dig(obj, "metadata", "labels") or {}),
         owner_kind=owner.get("kind"),
         owner_name=owner.get("name"),
+        owner_uid=owner.get("uid"),
         phase=dig(obj, "status", "phase"),
         reason=dig(obj, "status", "reason"),
         message=dig(obj, "status", "message"),

@@ -19,7 +19,7 @@ import pytest
 from whathappened.collectors.snapshot import snapshot_collectors, without
 
 from tests.support import Scenario, all_scenarios
-from whathappened.correlate import CAUSES, Correlation, correlate
+from whathappened.correlate import CAUSES, Correlation, correlate_attempts
 from whathappened.gather import gather
 from whathappened.model import Window
 from whathappened.scope import Collector, Query
@@ -87,7 +87,7 @@ def correlated(scenario: Scenario, left_out: str | None = None) -> Correlation:
         collectors = without(collectors, [left_out])
     query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
     gathered = gather(collectors, query)
-    return correlate(gathered.scope, gathered.timeline)
+    return correlate_attempts(gathered.scope, gathered.timeline)[0]
 
 
 def check(result: Correlation, expected: tuple[dict[str, Any], ...], causes: bool = True) -> None:

@@ -192,7 +192,7 @@ def test_terminal_folds_a_big_experiment_and_json_keeps_every_record_on_its_own_
     records = [json.loads(line.strip().rstrip(",")) for line in text.splitlines() if line.startswith("    {")]
     assert len(records) == 2 + 2 + len(timeline) + len(report.verdicts)  # sources, pods, events, verdicts
     assert sum(1 for r in records if "time" in r) == len(timeline)
-    assert len(text.splitlines()) == 1 + 15 + len(records) + 4 + 1  # keys, records, four closing brackets
+    assert len(text.splitlines()) == 1 + 16 + len(records) + 4 + 1  # keys, records, four closing brackets
 
 
 def test_json_writes_values_the_fast_encoder_refuses_as_text():

@@ -9,7 +9,7 @@ import dataclasses
 import difflib
 from collections.abc import Iterable, Sequence
 
-from whathappened.correlate import correlate
+from whathappened.correlate import correlate_attempts
 from whathappened.correlate.engine import Correlation
 from whathappened.errors import ExperimentNotFound
 from whathappened.gather import DEFAULT_DEADLINE_S, Gathered, gather
@@ -54,9 +54,8 @@ NO_EVIDENCE_STEP = "no source could tell anything: fix the sources named in the 
 
 
 def assemble(gathered: Gathered) -> Report:
-    scope = gathered.scope
-    correlation = correlate(scope, gathered.timeline)
-    report = _report(gathered, correlation)
+    correlation, attempts = correlate_attempts(gathered.scope, gathered.timeline)
+    report = dataclasses.replace(_report(gathered, correlation), attempts=attempts)
     if report.outcome is Outcome.NO_EVIDENCE:
         return dataclasses.replace(report, next_step=NO_EVIDENCE_STEP)
     return report

@@ -129,6 +129,7 @@ class PodInfo:
     labels: Mapping[str, str] = field(default_factory=lambda: EMPTY, compare=False, hash=False)
     owner_kind: str | None = None
     owner_name: str | None = None
+    owner_uid: str | None = None  # the controller's UID: a resubmission under the same name has a new one
     phase: str | None = None
     reason: str | None = None
     message: str | None = None
@@ -220,6 +221,25 @@ class Hang:
     next_steps: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One run of an experiment restarted or resubmitted under the same name (whathappened.attempts)."""
+
+    number: int  # 1 for the first
+    pods: tuple[PodInfo, ...]
+    root_cause: Verdict | None = None
+
+    @property
+    def start(self) -> datetime | None:
+        return min((p.created for p in self.pods if p.created), default=None)
+
+    @property
+    def end(self) -> datetime | None:
+        """When its last pod ended; None while any of its pods is still running (or was never seen ending)."""
+        ends = [p.ended or p.deleted for p in self.pods]
+        return None if any(e is None for e in ends) else max(e for e in ends if e is not None)
+
+
 @dataclass(frozen=True)
 class Report:
     experiment: str
@@ -235,6 +255,7 @@ class Report:
     lost_work: LostWork | None = None
     chain: tuple[int, ...] = ()  # timeline indexes of the root cause's chain, in order
     hang: Hang | None = None
+    attempts: tuple[Attempt, ...] = ()  # oldest first; one when the experiment ran once
 
     @property
     def outcome(self) -> Outcome:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from whathappened.attempts import attempts_of
 from whathappened.correlate import templates
 from whathappened.correlate.blame import Judged, judge, root_of
 from whathappened.correlate.causes import NO_FAULT, cause
@@ -16,7 +17,7 @@ from whathappened.correlate.hang import analyze
 from whathappened.correlate.index import TimelineIndex
 from whathappened.correlate.lost import lost_work
 from whathappened.correlate.rules import RULES, Rule, explain
-from whathappened.model import Hang, LostWork, NodeInfo, TimelineEvent, Verdict
+from whathappened.model import Attempt, Hang, LostWork, NodeInfo, TimelineEvent, Verdict
 from whathappened.scope import Scope
 
 
@@ -62,6 +63,20 @@ def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule
         next_step=root_verdict.next_step,
         lost_work=lost_work(scope, timeline, found, root.finding.onset, root.fate.name) if failed else None,
     )
+
+
+def correlate_attempts(
+    scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule, ...] = RULES
+) -> tuple[Correlation, tuple[Attempt, ...]]:
+    """Each attempt of a restarted or resubmitted experiment correlated on its own (its collateral blames its own
+    root); the experiment's answer is the latest attempt's, every attempt's verdicts kept."""
+    groups = attempts_of(scope.pods)
+    if len(groups) <= 1:
+        correlation = correlate(scope, timeline, rules)
+        return correlation, tuple(Attempt(1, g, correlation.root_cause) for g in groups)
+    each = [correlate(replace(scope, pods=group), timeline, rules) for group in groups]
+    attempts = tuple(Attempt(n, g, c.root_cause) for n, (g, c) in enumerate(zip(groups, each, strict=True), start=1))
+    return replace(each[-1], verdicts=tuple(v for c in each for v in c.verdicts)), attempts
 
 
 def _a_fault(j: Judged) -> bool:

@@ -54,6 +54,39 @@ OUTCOME_WORDS = {
 }
 
 
+def attempt_history(report: Report) -> list[str]:
+    """A restarted or resubmitted experiment's attempts, oldest first, one short line each (none when it ran
+    once): "attempt 1 (06:02-06:48): GPU fallen off the bus, pod x on node-19"."""
+    if len(report.attempts) < 2:
+        return []
+    lines = []
+    for attempt in report.attempts:
+        start = _clock(attempt.start, report.window) if attempt.start else "?"
+        end = _clock(attempt.end, report.window) if attempt.end else "running"
+        root = attempt.root_cause
+        said = (
+            f"{title_of(root.cause)}, pod {root.pod}" + (f" on {root.node}" if root.node else "")
+            if root
+            else ("no failure" if attempt.end is None else "undecided")
+        )
+        lines.append(f"attempt {attempt.number} ({start}-{end}, {len(attempt.pods)} pods): {said}")
+    return lines + _repeat_offenders(report)
+
+
+def _repeat_offenders(report: Report) -> list[str]:
+    """A node in more than one attempt's root cause: the thing to take out before resubmitting again."""
+    seen: dict[str, list[int]] = {}
+    for attempt in report.attempts:
+        root = attempt.root_cause
+        if root is not None and root.node and root.category == "infrastructure":
+            seen.setdefault(root.node, []).append(attempt.number)
+    return [
+        f"node {node} caused attempts {', '.join(map(str, numbers))}: keep it out of the next attempt"
+        for node, numbers in seen.items()
+        if len(numbers) > 1
+    ]
+
+
 def outcome_line(report: Report) -> str:
     """One line saying which kind of answer this is, the same in every form."""
     return f"outcome: {OUTCOME_WORDS[report.outcome]}"

@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Any
 
 from whathappened.model import Outcome, Report, SourceReport, SourceStatus, TimelineEvent, Verdict
-from whathappened.render.answer import outcome_line
+from whathappened.render.answer import attempt_history, outcome_line
 from whathappened.render.common import origin, role, shown_events, title_of, when, where
 from whathappened.render.html_answer import EXTRA_LABELS, answer, undecided_section
 from whathappened.render.html_answer import listed as answer_list
@@ -45,6 +45,7 @@ def render_html(report: Report) -> str:
     body = "".join(
         (
             _header(report),
+            _attempts(report),
             _root(report, shown),
             _picture(report, lanes),
             _verdicts(report.verdicts, report.timeline, shown),
@@ -70,6 +71,14 @@ def render_html(report: Report) -> str:
     )
     # Log text can carry lone surrogates (bytes decoded with surrogateescape) that no UTF-8 file can hold.
     return page.encode("utf-8", "replace").decode("utf-8")
+
+
+def _attempts(report: Report) -> str:
+    history = attempt_history(report)
+    if not history:
+        return ""
+    items = "".join(f"<li>{attr(line)}</li>" for line in history)
+    return f'<section class="attempts"><h2>Attempts</h2><ol>{items}</ol></section>'
 
 
 def _asset(name: str) -> str:

@@ -15,7 +15,7 @@ from importlib import resources
 from typing import Any
 
 from whathappened.correlate.hang import sentence
-from whathappened.model import Hang, LostWork, NodeInfo, PodInfo, Report, SourceReport, TimelineEvent, Verdict
+from whathappened.model import Attempt, Hang, LostWork, NodeInfo, PodInfo, Report, SourceReport, TimelineEvent, Verdict
 from whathappened.render.answer import retryable
 from whathappened.timeutils import isoformat
 
@@ -59,6 +59,20 @@ def to_document(report: Report, debug: bool = False) -> dict[str, Any]:
         "retryable": retryable(report),
         "lost_work": _lost_work(report.lost_work),
         "hang": _hang(report.hang),
+        "attempts": [_attempt(a) for a in report.attempts],
+    }
+
+
+def _attempt(attempt: Attempt) -> dict[str, Any]:
+    root = attempt.root_cause
+    return {
+        "attempt": attempt.number,
+        "start": isoformat(attempt.start) if attempt.start else None,
+        "end": isoformat(attempt.end) if attempt.end else None,
+        "pods": [p.name for p in attempt.pods],
+        "root_cause": None
+        if root is None
+        else {"pod": root.pod, "node": root.node, "cause": root.cause, "summary": root.summary},
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from whathappened.model import Outcome, Report
-from whathappened.render.answer import answer, outcome_line
+from whathappened.render.answer import answer, attempt_history, outcome_line
 from whathappened.render.common import chain_steps, origin, role, shown_events, title_of, where
 from whathappened.timeutils import isoformat, relative
 
@@ -23,6 +23,9 @@ def render_markdown(report: Report) -> str:
     root = report.root_cause
     said = answer(report)
     lines += [f"**{outcome_line(report).capitalize()}**", ""]
+    history = attempt_history(report)
+    if history:
+        lines += ["## Attempts", "", *(f"- {_cell(line)}" for line in history), ""]
     if root is None or report.outcome is Outcome.NO_EVIDENCE:
         lines += [f"## Root cause: {said.title}", "", f"**{_cell(said.sentence)}**", ""]
         lines += [f"- {line.label.capitalize()}: {_cell(line.text)}" for line in said.lines if line.label != "next"]

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from whathappened import textclip
 from whathappened.model import Report, Severity, TimelineEvent, Verdict
-from whathappened.render.answer import Answer, answer, outcome_line
+from whathappened.render.answer import Answer, answer, attempt_history, outcome_line
 from whathappened.render.common import by_node, folded_chain, origin, role, shown_events, when
 from whathappened.timeutils import isoformat, relative
 
@@ -79,6 +79,8 @@ def compact_lines(report: Report, width: int) -> list[Styled]:
     said = answer(report)
     page.add(outcome_line(report), TONE_STYLE.get(said.tone, "bold"))
     answer_block(page, said)
+    for line in attempt_history(report):
+        page.labelled("history", line)
     if report.chain:
         page.blank()
         _chain(page, report)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from whathappened.synth import (
     agents,
     demo,
+    stories_attempts,
     stories_cloud,
     stories_core,
     stories_gpu,
@@ -50,20 +52,30 @@ SCENARIOS: dict[str, Story] = {
     "guard-clock-skew": stories_hw.clock_skew,
     "gpu-uncontained-ecc": stories_gpu.uncontained_ecc,
     "spot-preemption-azure": stories_cloud.azure_spot,
+    "jobset-restarted": stories_attempts.jobset_restarted,
 }
 
 
-def shipped(story: Story, shipper: str, name: str) -> Story:
-    """``story`` with its logs as ``shipper`` stores them (synth.shippers) and its Events archived by that
-    shipper's archiver: the same incident, read through another shape."""
+def variant(story: Story, name: str, note: str, change: Callable[[Recording], None]) -> Story:
+    """``story`` as another real shape records it (``change`` edits the recording): the same incident under
+    ``name``, its description saying what differs."""
 
-    def variant(ids: Ids) -> Recording:
+    def made(ids: Ids) -> Recording:
         rec = story(ids)
-        rec.meta = replace(rec.meta, name=name, description=f"{rec.meta.description} Logs shipped by {shipper}.")
-        rec.shipper, rec.archive_events = shipper, True
+        rec.meta = replace(rec.meta, name=name, description=f"{rec.meta.description} {note}")
+        change(rec)
         return rec
 
-    return variant
+    return made
+
+
+def _shipped_by(shipper: str) -> Callable[[Recording], None]:
+    """Logs as ``shipper`` stores them (synth.shippers), Events archived by that shipper's archiver."""
+
+    def change(rec: Recording) -> None:
+        rec.shipper, rec.archive_events = shipper, True
+
+    return change
 
 
 # One core incident per log shipper (issue 21): the store holds only that shipper's shape and no flag names it.
@@ -75,21 +87,23 @@ SHIPPED: dict[str, tuple[str, str]] = {
     "shipper-otel": ("cuda-oom", "otel"),
     "shipper-ss4o": ("app-traceback", "ss4o"),
 }
-SCENARIOS.update({name: shipped(SCENARIOS[base], shipper, name) for name, (base, shipper) in SHIPPED.items()})
+SCENARIOS.update(
+    {
+        name: variant(SCENARIOS[base], name, f"Logs shipped by {shipper}.", _shipped_by(shipper))
+        for name, (base, shipper) in SHIPPED.items()
+    }
+)
 
 
-def restyled(story: Story, name: str, note: str, **style: Any) -> Story:
-    """``story`` with its recording's sources in another real release's shape (``Recording`` fields: ``dcgm``,
-    ``ksm_release``): the same incident, as that release writes it."""
+def _styled(style: dict[str, Any]) -> Callable[[Recording], None]:
+    """The recording's sources in another release's shape (``Recording`` fields ``dcgm``, ``ksm_release``,
+    ``k8s_release``)."""
 
-    def variant(ids: Ids) -> Recording:
-        rec = story(ids)
-        rec.meta = replace(rec.meta, name=name, description=f"{rec.meta.description} {note}")
+    def change(rec: Recording) -> None:
         for key, value in style.items():
             setattr(rec, key, value)
-        return rec
 
-    return variant
+    return change
 
 
 # One incident per dcgm-exporter major version and scrape variant, and per kube-state-metrics emission style
@@ -146,19 +160,9 @@ STYLED: dict[str, tuple[str, str, dict[str, Any]]] = {
         {"ksm_release": "v2.19"},
     ),
 }
-SCENARIOS.update({name: restyled(SCENARIOS[base], name, note, **style) for name, (base, note, style) in STYLED.items()})
-
-
-def agent_reported(story: Story, name: str, agent: str) -> Story:
-    """``story`` whose GPU fault only another agent's node condition reports (synth.agents)."""
-
-    def variant(ids: Ids) -> Recording:
-        rec = story(ids)
-        rec.meta = replace(rec.meta, name=name, description=f"{rec.meta.description} Only {agent} reports the Xid.")
-        agents.reported_by(rec, agent)
-        return rec
-
-    return variant
+SCENARIOS.update(
+    {name: variant(SCENARIOS[base], name, note, _styled(style)) for name, (base, note, style) in STYLED.items()}
+)
 
 
 # One incident per node-health agent (issue 21): the Xid reaches the report only through the agent's condition.
@@ -167,7 +171,12 @@ AGENT_REPORTED: dict[str, tuple[str, str]] = {
     "agent-gke": ("xid79-fallen-off-bus", "gke"),
     "agent-eks": ("ecc-dbe", "eks"),
 }
-SCENARIOS.update({name: agent_reported(SCENARIOS[b], name, a) for name, (b, a) in AGENT_REPORTED.items()})
+SCENARIOS.update(
+    {
+        name: variant(SCENARIOS[b], name, f"Only {a} reports the Xid.", partial(agents.reported_by, agent=a))
+        for name, (b, a) in AGENT_REPORTED.items()
+    }
+)
 
 DEMOS: dict[str, Story] = {
     "gpu-xid79-nccl": demo.xid79_nccl,

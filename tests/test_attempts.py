@@ -1,0 +1,108 @@
+"""An experiment's attempts (CONTRACT.md section 2): grouped by JobSet's restart-attempt label or by the owner's
+UID generations, each explained on its own; the answer is the latest attempt's, in every form."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+
+from tests.correlate_builders import START, at, ev, exited, pod, scope_of, timeline_of
+from whathappened.attempts import RESTART_LABEL, attempts_of
+from whathappened.explain import assemble
+from whathappened.gather import Gathered
+from whathappened.kinds import Kind
+from whathappened.model import SourceReport, SourceStatus
+from whathappened.render.jsonout import render_json, schema
+from whathappened.render.markdown import render_markdown
+
+
+def labelled(name: str, attempt: int | None, minutes: float, node: str = "node-a"):
+    started = START + timedelta(minutes=minutes)
+    one = pod(name, node, started=started)
+    return replace(one, labels={RESTART_LABEL: str(attempt)} if attempt is not None else {})
+
+
+def test_jobset_restart_labels_make_attempts_and_unlabelled_pods_join_the_one_begun() -> None:
+    first = [labelled("w-0-a", 0, 0), labelled("w-1-a", 0, 0)]
+    second = [labelled("w-0-b", 1, 60), labelled("w-1-b", 1, 60)]
+    late = labelled("w-2-b", None, 61)  # known only from a source without labels
+    groups = attempts_of([*second, late, *first])
+    assert [sorted(p.name for p in g) for g in groups] == [["w-0-a", "w-1-a"], ["w-0-b", "w-1-b", "w-2-b"]]
+
+
+def test_a_resubmission_is_a_new_owner_uid_under_the_same_name() -> None:
+    old = [replace(pod(f"job-{i}-x", started=at(5)), owner_name="job", owner_uid="uid-1") for i in range(2)]
+    new = [replace(pod(f"job-{i}-y", started=at(50)), owner_name="job", owner_uid="uid-2") for i in range(2)]
+    groups = attempts_of([*new, *old])
+    assert [[p.owner_uid for p in g] for g in groups] == [["uid-1", "uid-1"], ["uid-2", "uid-2"]]
+
+
+def test_one_run_is_one_attempt_even_with_several_owners() -> None:
+    """A JobSet's replicated Jobs are different owners (names and UIDs): still one run."""
+    pods = [replace(pod(f"js-workers-{i}-0-x"), owner_name=f"js-workers-{i}", owner_uid=f"u{i}") for i in range(3)]
+    assert [len(g) for g in attempts_of(pods)] == [3]
+    assert attempts_of([]) == ()
+
+
+def gathered(pods, events) -> Gathered:
+    source = SourceReport(name="kubernetes", status=SourceStatus.OK, detail="")
+    return Gathered(scope=scope_of(pods), timeline=timeline_of(events), sources=(source,))
+
+
+def test_each_attempt_is_explained_and_the_answer_is_the_latest() -> None:
+    """Attempt 1 was OOM-killed; JobSet restarted it; attempt 2 died of CUDA OOM: the answer is attempt 2's, and
+    the history names both."""
+    a, b = labelled("w-0-a", 0, 0), labelled("w-0-b", 1, 30)
+    events = [
+        ev(Kind.CONTAINER_STARTED, START + timedelta(seconds=20), a.name, "node-a"),
+        ev(Kind.OOM_KILLED, at(20), a.name, "node-a", exit_code=137, reason="OOMKilled"),
+        exited(a.name, "node-a", at(20), 137, "OOMKilled"),
+        ev(Kind.CONTAINER_STARTED, START + timedelta(minutes=30, seconds=20), b.name, "node-a"),
+        ev(Kind.CUDA_OOM, at(50), b.name, "node-a", source="logs", tried="2.00 GiB", gpu="0"),
+        exited(b.name, "node-a", at(50, 8), 1),
+    ]
+    report = assemble(gathered([a, b], events))
+    assert [(t.number, [p.name for p in t.pods]) for t in report.attempts] == [(1, ["w-0-a"]), (2, ["w-0-b"])]
+    assert [t.root_cause.cause if t.root_cause else None for t in report.attempts] == ["oom-killed", "cuda-oom"]
+    assert report.root_cause is not None and report.root_cause.pod == "w-0-b"
+    assert {v.pod for v in report.verdicts} == {"w-0-a", "w-0-b"}
+    document = json.loads(render_json(report))
+    assert [x["root_cause"]["cause"] for x in document["attempts"]] == ["oom-killed", "cuda-oom"]
+    assert document["root_cause"]["pod"] == "w-0-b"
+    assert set(schema()["required"]) <= set(document)
+    text = render_markdown(report)
+    assert "## Attempts" in text and "attempt 1 (" in text and "attempt 2 (" in text
+
+
+def test_a_single_run_has_one_attempt_in_json() -> None:
+    a = labelled("w-0-a", None, 0)
+    events = [exited(a.name, "node-a", at(20), 137, "OOMKilled")]
+    document = json.loads(render_json(assemble(gathered([a], events))))
+    assert [(x["attempt"], x["pods"]) for x in document["attempts"]] == [(1, ["w-0-a"])]
+
+
+def test_a_restarted_jobset_from_its_snapshot_shows_both_attempts_and_the_repeat_offender() -> None:
+    """The generated JobSet restart (tests/scenarios/jobset-restarted): attempt 1's pods are gone from the API
+    and known without their labels; they are still attempt 1, explained on their own."""
+    import subprocess
+
+    from tests.acceptance import BIN
+    from tests.support import SCENARIOS_DIR
+
+    folder = SCENARIOS_DIR / "jobset-restarted"
+    args = [str(BIN), "qwen-32b-sft-r3", "-n", "posttrain", "--snapshot", str(folder)]
+    document = json.loads(subprocess.run([*args, "-o", "json"], capture_output=True, text=True, timeout=120).stdout)
+    roots = [(a["attempt"], a["root_cause"]["cause"], len(a["pods"])) for a in document["attempts"]]
+    assert roots == [(1, "gpu-fallen-off-bus", 3), (2, "gpu-memory-error", 3)]
+    assert document["root_cause"]["cause"] == "gpu-memory-error"
+    text = subprocess.run([*args, "-o", "markdown"], capture_output=True, text=True, timeout=120).stdout
+    assert "caused attempts 1, 2: keep it out of the next attempt" in text
+
+
+def test_a_pod_created_a_moment_before_its_labelled_siblings_is_theirs() -> None:
+    """Known only from metrics (no labels), created two seconds before the labelled pods and still running when
+    they started: the same attempt, not an earlier one."""
+    labelled_pods = [labelled("w-0", 0, 0), labelled("w-1", 0, 0)]
+    early = replace(labelled("w-2", None, 0), created=labelled_pods[0].created - timedelta(seconds=2), ended=None)
+    assert [len(g) for g in attempts_of([*labelled_pods, early])] == [3]

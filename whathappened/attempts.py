@@ -1,0 +1,72 @@
+"""An experiment's attempts: the runs it was restarted or resubmitted as under the same name (CONTRACT.md
+section 2, ``attempts``). Each attempt is explained on its own, and the experiment's root cause is the latest
+attempt's.
+
+Which attempt a pod belongs to, in the order the sources can tell:
+- JobSet writes the restart count on every pod it recreates (label ``jobset.sigs.k8s.io/restart-attempt``);
+- a resubmission recreates the owner under the same name with a new UID: pods of one owner name whose owner UIDs
+  differ are generations, oldest first;
+- otherwise the experiment ran once.
+Pods a source knew without the label or the owner's UID (a deleted pod known only from metrics or logs) join the
+latest attempt that had begun when they were created, or an earlier attempt when none had.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from whathappened.model import PodInfo
+
+RESTART_LABEL = "jobset.sigs.k8s.io/restart-attempt"
+
+
+def attempts_of(pods: Sequence[PodInfo]) -> tuple[tuple[PodInfo, ...], ...]:
+    """The pods grouped by attempt, oldest attempt first; one group when the experiment ran once."""
+    keys = _restart_labels(pods) or _owner_generations(pods)
+    if not keys:
+        return (tuple(pods),) if pods else ()
+    starts: dict[int, datetime] = {}
+    for pod in pods:
+        if pod.key in keys and pod.created is not None:
+            key = keys[pod.key]
+            starts[key] = min(starts.get(key, pod.created), pod.created)
+    groups: dict[int, list[PodInfo]] = defaultdict(list)
+    for pod in pods:
+        groups[keys[pod.key] if pod.key in keys else _begun_before(pod, starts, min(keys.values()))].append(pod)
+    return tuple(tuple(groups[k]) for k in sorted(groups))
+
+
+def _restart_labels(pods: Iterable[PodInfo]) -> dict[tuple[str, str], int]:
+    return {p.key: int(v) for p in pods if (v := p.labels.get(RESTART_LABEL, "")).isdigit()}
+
+
+def _owner_generations(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
+    """Per owner name, its UIDs in the order their first pods were created: a pod's generation."""
+    first: dict[tuple[str | None, str], datetime] = {}
+    for pod in pods:
+        if pod.owner_uid and pod.created is not None:
+            key = (pod.owner_name, pod.owner_uid)
+            first[key] = min(first.get(key, pod.created), pod.created)
+    by_name: dict[str | None, list[tuple[datetime, str]]] = defaultdict(list)
+    for (name, uid), at in first.items():
+        by_name[name].append((at, uid))
+    generation = {uid: i for seen in by_name.values() for i, (_, uid) in enumerate(sorted(seen))}
+    if not any(len(seen) > 1 for seen in by_name.values()):
+        return {}
+    return {p.key: generation[p.owner_uid] for p in pods if p.owner_uid in generation}
+
+
+def _begun_before(pod: PodInfo, starts: dict[int, datetime], first: int) -> int:
+    """The latest attempt that had begun when ``pod`` was created. A pod created before every known attempt began
+    is an earlier attempt's only when it had also ended by then (the pods of a restarted JobSet's first attempt are
+    gone from the API, and the sources that still know them may not know their labels); one created a moment
+    before its siblings is theirs."""
+    if pod.created is None or not starts:
+        return max(starts, default=first)
+    begun = [k for k, start in starts.items() if start <= pod.created]
+    if begun:
+        return max(begun)
+    over = pod.ended or pod.deleted
+    return first - 1 if over is not None and over <= min(starts.values()) else first

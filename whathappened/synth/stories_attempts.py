@@ -1,0 +1,85 @@
+"""Experiments that ran more than once under the same name (issue 17): each attempt with its own pods."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from whathappened.synth import messages as msg
+from whathappened.synth.common import (
+    lifecycle_events,
+    nccl_error_collateral,
+    rank_crash,
+    training_chatter,
+    xid,
+)
+from whathappened.synth.frameworks import make_pods
+from whathappened.synth.ids import Ids
+from whathappened.synth.spec import Recording
+from whathappened.synth.story import Setup, begin, day, expect
+
+RESTART_LABEL = "jobset.sigs.k8s.io/restart-attempt"
+
+
+def jobset_restarted(ids: Ids) -> Recording:
+    """A JobSet restarted after a GPU fault, then failed again on the same node: two attempts, the same node in
+    both root causes."""
+    s = Setup(
+        "jobset-restarted",
+        "Attempt 1: Xid 79 on GPU 5 of one node, its rank dies and the others fail on NCCL; the JobSet restarts "
+        "every child Job. Attempt 2: a double-bit ECC error (Xid 48) on GPU 3 of the same node 50 minutes later.",
+        "qwen-32b-sft-r3",
+        "posttrain",
+        "jobset.sigs.k8s.io/jobset-name",
+        "jobset",
+        "gke-a3",
+        "a3-highgpu",
+        "post-gke",
+        day(11, 21, 8),
+        3,
+        hours=3.0,
+    )
+    rec, nodes, first = begin(ids, s)
+    node = nodes[1]
+    t1 = day(11, 21, 8, 41) + timedelta(seconds=21)
+    training_chatter(rec, ids, first, t1, ckpt_path="/gcs/ckpt/qwen-32b-sft-r3")
+    xid(rec, node, 5, t1, 79, "GPU has fallen off the bus.", None)
+    bad1 = first[1]
+    rank_crash(rec, bad1, t1 + timedelta(seconds=3), 5, [msg.cuda_error("unspecified launch failure")])
+    others1 = [first[0], first[2]]
+    nccl_error_collateral(rec, others1, t1 + timedelta(seconds=13), bad1.rank0 + 5)
+    # JobSet's failure policy deletes every child Job and creates them anew with the next restart-attempt
+    restarted = t1 + timedelta(seconds=40)
+    for pod in first:
+        pod.deletion_at, pod.gone_at = restarted, restarted + timedelta(seconds=5)
+    second = make_pods(
+        Ids(ids.seed + 1),
+        s.framework,
+        s.experiment,
+        s.namespace,
+        nodes,
+        created=restarted + timedelta(seconds=6),
+        label_key=s.label_key,
+    )
+    for pod in second:
+        pod.labels = {**pod.labels, RESTART_LABEL: "1"}
+        pod.gpu_indices = tuple(g for g in pod.gpu_indices if not (pod.node is node and g == 5))
+        pod.gpu_request = len(pod.gpu_indices)
+    rec.pods.extend(second)
+    lifecycle_events(rec, second)
+    t2 = t1 + timedelta(minutes=50, seconds=9)
+    training_chatter(rec, ids, second, t2, ckpt_path="/gcs/ckpt/qwen-32b-sft-r3")
+    xid(rec, node, 3, t2, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer "
+        "at partition 1, subpartition 0.", 30211, first=False)  # fmt: skip
+    bad2 = second[1]
+    rank_crash(rec, bad2, t2 + timedelta(seconds=2), 3, [msg.cuda_error("uncorrectable ECC error encountered")])
+    others2 = [second[0], second[2]]
+    nccl_error_collateral(rec, others2, t2 + timedelta(seconds=14), bad2.rank0 + 3)
+    rec.meta = replace(rec.meta, captured_at=rec.meta.end)
+    return expect(
+        rec,
+        (bad1, "gpu-fallen-off-bus", True, None),
+        *((p, "nccl-error", False, bad1) for p in others1),
+        (bad2, "gpu-memory-error", True, None),
+        *((p, "nccl-error", False, bad2) for p in others2),
+    )
