@@ -17,7 +17,7 @@ from typing import Any
 
 from whathappened.collectors._kube_nodes import node_events, parse_node
 from whathappened.collectors._kube_pods import parse_pod, pod_events
-from whathappened.collectors._kube_reasons import REASONS, Reason, classify, provider_from
+from whathappened.collectors._kube_reasons import REASONS, Reason, classify, provider_from, xid_in_reason
 from whathappened.collectors._kube_text import (
     container_of,
     dig,
@@ -129,6 +129,8 @@ def _kind_attrs(kind: Kind, row: Reason, obj: Mapping[str, Any], message: str) -
     xid = xid_of(message) if kind is Kind.GPU_XID else None
     if xid is not None:
         attrs["xid"], attrs["pci"] = xid
+    elif kind is Kind.GPU_XID:
+        attrs["xid"] = xid_in_reason(text(obj.get("reason")))
     image = _IMAGE.search(message) if kind is Kind.IMAGE_PULL_FAILED else None
     if image is not None:
         attrs["image"] = image.group(1)

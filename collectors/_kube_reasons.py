@@ -192,9 +192,21 @@ WAITING_KINDS: dict[str, Kind] = {
 }
 
 
+# Reasons that carry a number: the EKS node monitoring agent's Events for each Xid it classifies
+# (eks-node-monitoring-agent: NvidiaXID<code>Error sets its condition, NvidiaXID<code>Warning is an Event only).
+XID_REASON = re.compile(r"^NvidiaXID(\d{1,3})(?:Error|Warning)$")
+
+
+def xid_in_reason(reason: str) -> int | None:
+    found = XID_REASON.match(reason)
+    return int(found.group(1)) if found else None
+
+
 def classify(reason: str, message: str, warning_on_node: bool) -> tuple[Kind, Reason]:
     """The kind an event reason means, refined by its message."""
-    row = REASONS.get(reason) or (NODE_DEFAULT if warning_on_node else OTHER)
+    row = REASONS.get(reason) or (
+        Reason(Kind.GPU_XID) if xid_in_reason(reason) is not None else NODE_DEFAULT if warning_on_node else OTHER
+    )
     for pattern, kind in row.refine:
         if pattern.search(message):
             return kind, row

@@ -646,3 +646,20 @@ def test_a_cordon_by_nvsentinel_names_the_remediator_and_its_reason() -> None:
     node["metadata"]["annotations"] = {"quarantineHealthEvent": "not json"}
     [plain] = [e for e in node_events(node, HEALTH_WINDOW) if e.kind == Kind.NODE_CORDONED]
     assert plain.attrs["remediator"] == "NVSentinel" and "remediation_reason" not in plain.attrs
+
+
+@pytest.mark.parametrize(("reason", "xid"), [("NvidiaXID79Error", 79), ("NvidiaXID13Warning", 13)])
+def test_eks_agent_xid_events_on_the_node(reason: str, xid: int) -> None:
+    """The EKS node monitoring agent's Event per Xid (a Warning-only code never sets the condition)."""
+    event = {
+        "involvedObject": {"kind": "Node", "name": "ip-10-0-1-20.ec2.internal"},
+        "reason": reason,
+        "message": "",
+        "type": "Warning",
+        "source": {"component": "eks-node-monitoring-agent"},
+        "lastTimestamp": "2026-06-30T16:57:54Z",
+    }
+    parsed = parse_event(event)
+    assert parsed is not None
+    assert (parsed.kind, parsed.attrs["xid"], parsed.subject.node) == (Kind.GPU_XID, xid, "ip-10-0-1-20.ec2.internal")
+    assert parse_event({**event, "reason": "NvidiaXIDError"}).kind != Kind.GPU_XID  # no number, no Xid
