@@ -10,6 +10,8 @@ Pure: field caps in, shapes out.
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -89,7 +91,24 @@ def shapes(caps: Mapping[str, Any], indices: Sequence[str], reading: Reading, pa
     found = [(_with_nodes(by_name[first[0]]), first[1] + nodes)] + [(by_name[n], m) for n, m in rest]
     if len(found) == 1:
         return (Shape(pattern, narrowed(found[0][0], caps, found[0][1], indices)),)
-    return tuple(Shape(",".join(members), narrowed(m, caps, members, indices)) for m, members in found)
+    return tuple(Shape(compacted(members, indices), narrowed(m, caps, members, indices)) for m, members in found)
+
+
+_SERIAL = re.compile(r"\d[\d.\-_]*$")  # a daily or rollover suffix: -2026.11.20, -000001, -2026.11.20-000003
+
+
+def compacted(members: Sequence[str], indices: Sequence[str]) -> str:
+    """``members`` as few patterns as name them exactly: ``logstash-2026.11.01`` ... ``logstash-2026.11.30`` become
+    ``logstash-*`` when no other shape's index matches it (thirty days of daily indices would not fit the 4 KB
+    request line a search's index list travels in)."""
+    others = [i for i in indices if i not in set(members)]
+    names: list[str] = []
+    for index in members:
+        stem = _SERIAL.sub("", index)
+        wide = f"{stem}*" if stem and stem != index else index
+        clash = wide != index and any(fnmatch.fnmatchcase(o, wide) for o in others)
+        names.append(index if clash else wide)
+    return ",".join(dict.fromkeys(names))
 
 
 def _maps_pods(caps: Mapping[str, Any], preset: FieldMapping, index: str, indices: Sequence[str]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from whathappened.collectors._log_fields import NODE_MAPPING, PRESETS, Reading
-from whathappened.collectors._log_shapes import asked_fields, mapped_in, shapes
+from whathappened.collectors._log_shapes import asked_fields, compacted, mapped_in, shapes
 
 
 def keyword(*indices: str) -> dict[str, Any]:
@@ -46,7 +46,12 @@ def test_each_shipper_reads_its_own_indices_and_node_logs_go_with_the_first() ->
         "_HOSTNAME": keyword(fb) | unmapped(ecs, vec, node),
     }
     found = {s.mapping.name: s for s in shapes(caps, every, Reading(), "logs-*,logstash-*,vector-*")}
-    assert {name: s.index for name, s in found.items()} == {"ecs": f"{ecs},{node}", "fluent-bit": fb, "vector": vec}
+    # daily indices are searched by their stem (no other shape's index matches it)
+    assert {name: s.index for name, s in found.items()} == {
+        "ecs": f"{ecs},{node}",
+        "fluent-bit": "logstash-*",
+        "vector": "vector-*",
+    }
     assert found["ecs"].mapping.host == ("host.hostname",)  # the node indices' spelling, folded into the first
     assert found["fluent-bit"].mapping.message == ("log", "MESSAGE")
     assert found["vector"].mapping.timestamp == ("timestamp",)  # what its sort must use
@@ -82,3 +87,21 @@ def test_one_field_caps_request_asks_for_every_shape_in_a_short_url() -> None:
     assert {f"{m.labels}.*" for m in PRESETS.values()} <= set(asked)
     assert {m.pod for m in PRESETS.values()} | set(NODE_MAPPING.host) <= set(asked)
     assert len(",".join(asked)) < 3000
+
+
+def test_a_month_of_daily_indices_is_searched_as_one_pattern_per_shipper() -> None:
+    """Thirty daily indices of each of two shippers: each shape's index list is its own patterns, short, and never
+    names the other shipper's indices."""
+    fluent = [f"logstash-2026.11.{d:02d}" for d in range(1, 31)]
+    vector = [f"vector-2026.11.{d:02d}" for d in range(1, 31)]
+    every = [*fluent, *vector]
+    caps = {
+        "kubernetes.pod_name": keyword(),
+        "kubernetes.namespace_name": keyword(*fluent) | unmapped(*vector),
+        "kubernetes.pod_namespace": keyword(*vector) | unmapped(*fluent),
+    }
+    found = {s.mapping.name: s.index for s in shapes(caps, every, Reading(), "logstash-*,vector-*")}
+    assert found == {"fluent-bit": "logstash-*", "vector": "vector-*"}
+    # a pattern that would also match another shape's index is not used: the names stay exact
+    assert compacted(["logs-a-2026.11.01"], ["logs-a-2026.11.01", "logs-a-other"]) == "logs-a-2026.11.01"
+    assert compacted([".ds-logs-x-2026.11.20-000001"], [".ds-logs-x-2026.11.20-000001"]) == ".ds-logs-x-*"
