@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.correlate_builders import START, at, ev, exited, pod, ran, run, verdict
+from tests.correlate_builders import START, at, ev, exited, pod, ran, run, timeline_of, verdict
 from whathappened.correlate import CAUSES
 from whathappened.kinds import Kind
 from whathappened.model import ContainerInfo, Verdict
@@ -179,6 +179,28 @@ def test_xid_79_fallen_off_bus():
     assert v.cause == "gpu-fallen-off-bus" and v.gpu == "5"
     assert v.next_step == "cordon node-a and open a hardware ticket for GPU 5; resubmitting is safe"
     assert "GPU 5" in v.summary and "node-a" in v.summary
+
+
+def test_a_remediators_quarantine_of_the_faulty_node_is_named_in_the_verdict_and_the_chain():
+    """GPU 5 hit Xid 79, the rank died, NVSentinel quarantined the node for it: the verdict says who and why, and
+    the quarantine is a step of the chain."""
+    xid = ev(Kind.GPU_XID, at(56), P, N, gpu="5", source="prometheus", xid=79)
+    cordon = ev(
+        Kind.NODE_CORDONED, at(56, 40), node=N, remediator="NVSentinel", remediation_reason="GpuXidError ErrorCode:79"
+    )
+    pods, events = ran(P, N)
+    everything = [*events, xid, exited(P, N, at(56, 12), 1), cordon]
+    result = run([pods], everything)
+    v = verdict(result, P)
+    assert v.cause == "gpu-fallen-off-bus"
+    assert v.summary.endswith("NVSentinel quarantined node-a (GpuXidError ErrorCode:79) at 06:56:40 UTC.")
+    timeline = timeline_of(everything)
+    assert [timeline[i].kind for i in result.chain if timeline[i].kind == Kind.NODE_CORDONED] == [Kind.NODE_CORDONED]
+    assert set(v.evidence) <= set(result.chain)
+    # a cordon an hour and more after the fault adds nothing
+    late = ev(Kind.NODE_CORDONED, at(120), node=N, remediator="NVSentinel")
+    plain = verdict(run([pods], [*events, xid, exited(P, N, at(56, 12), 1), late]), P)
+    assert "quarantined" not in plain.summary
 
 
 def test_xid_79_on_another_node_is_not_ours():

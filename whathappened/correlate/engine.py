@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 
 from whathappened.attempts import attempts_of
 from whathappened.correlate import templates
 from whathappened.correlate.blame import Judged, judge, root_of
 from whathappened.correlate.causes import NO_FAULT, cause
 from whathappened.correlate.evidence import Case, in_time_order
-from whathappened.correlate.facts import facts, gpu_of
+from whathappened.correlate.facts import clock, facts, gpu_of
 from whathappened.correlate.facts_run import run_facts
 from whathappened.correlate.fate import fates
 from whathappened.correlate.hang import analyze
 from whathappened.correlate.index import TimelineIndex
 from whathappened.correlate.lost import lost_work
 from whathappened.correlate.rules import RULES, Rule, explain
+from whathappened.kinds import Kind
 from whathappened.model import Attempt, Hang, LostWork, NodeInfo, TimelineEvent, Verdict
 from whathappened.scope import Scope
+
+REMEDIATION_WINDOW = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -84,10 +88,30 @@ def _a_fault(j: Judged) -> bool:
     return j.finding.cause not in NO_FAULT and cause(j.finding.cause).category != "scheduling"
 
 
+def remediation(j: Judged, timeline: Sequence[TimelineEvent]) -> tuple[int, str] | None:
+    """A remediator's quarantine of the node where a hardware fault began (NVSentinel cordoning it for the fault
+    it saw), within the hour after the onset: its timeline index and the sentence that names it."""
+    if j.fate.node is None or cause(j.finding.cause).category != "infrastructure":
+        return None
+    for index, event in enumerate(timeline):
+        by = event.attrs.get("remediator")
+        if (
+            by
+            and event.kind == Kind.NODE_CORDONED
+            and event.subject.node == j.fate.node
+            and j.finding.onset <= event.at <= j.finding.onset + REMEDIATION_WINDOW
+        ):
+            why = event.attrs.get("remediation_reason")
+            said = f" {by} quarantined {j.fate.node}" + (f" ({why})" if why else "") + f" at {clock(event.at)}."
+            return index, said
+    return None
+
+
 def _verdict(j: Judged, timeline: Sequence[TimelineEvent], nodes: Mapping[str, NodeInfo]) -> Verdict:
     said = facts(j.fate, j.finding, timeline, nodes)
     said["blame"] = j.blame
     row = cause(j.finding.cause)
+    remedy = remediation(j, timeline) if j.root else None
     return Verdict(
         pod=j.fate.name,
         namespace=j.fate.pod.namespace,
@@ -98,8 +122,8 @@ def _verdict(j: Judged, timeline: Sequence[TimelineEvent], nodes: Mapping[str, N
         root=j.root,
         caused_by=j.caused_by,
         confidence=j.finding.confidence,
-        summary=templates.fill(j.finding.summary, said),
-        evidence=j.finding.evidence,
+        summary=templates.fill(j.finding.summary, said) + (remedy[1] if remedy else ""),
+        evidence=tuple(sorted({*j.finding.evidence, remedy[0]})) if remedy else j.finding.evidence,
         next_step=templates.next_step(row.code, said),
         gpu=gpu_of(j.fate, j.finding, timeline),
         ended=j.fate.ended,
@@ -108,8 +132,12 @@ def _verdict(j: Judged, timeline: Sequence[TimelineEvent], nodes: Mapping[str, N
 
 
 def _chain(root: Judged, judged: Sequence[Judged], timeline: Sequence[TimelineEvent]) -> tuple[int, ...]:
-    """The root's evidence, then the first sign of each death it caused: notice, drain, exit, peers failing."""
+    """The root's evidence, a remediator's quarantine of its node, then the first sign of each death it caused:
+    notice, drain, exit, peers failing."""
     steps = set(root.finding.evidence)
+    remedy = remediation(root, timeline)
+    if remedy is not None:
+        steps.add(remedy[0])
     for j in judged:
         if j.caused_by == root.fate.name and j.finding.trigger is not None:
             steps.add(j.finding.trigger)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from whathappened.synth.spec import Gpu, Recording, iso
@@ -55,14 +55,34 @@ def _eks(code: int, gpu: Gpu, t: datetime) -> dict[str, Any]:
 AGENTS: dict[str, Condition] = {"nvsentinel": _nvsentinel, "gke": _gke, "eks": _eks}
 
 
+def _quarantine(rec: Recording, node: str, code: int, gpu: int, t: datetime) -> None:
+    """NVSentinel's fault-quarantine: the cordon, and the annotations its node-drainer reads back
+    (QuarantineHealthEventAnnotationKey, QuarantineHealthEventIsCordonedAnnotationKey)."""
+    rec.cordoned[node] = t
+    event = {
+        "checkName": "GpuXidError",
+        "componentClass": "GPU",
+        "errorCode": [str(code)],
+        "isFatal": True,
+        "entitiesImpacted": [{"entityType": "GPU", "entityValue": str(gpu)}],
+        "recommendedAction": "RESTART_VM",
+    }
+    annotations = rec.node_annotations.setdefault(node, {})
+    annotations["quarantineHealthEvent"] = (json.dumps([event], separators=(",", ":")), t)
+    annotations["quarantineHealthEventIsCordoned"] = ("True", t)
+
+
 def reported_by(rec: Recording, agent: str) -> None:
-    """The recording's Xids as ``agent``'s node condition, and no other GPU witness."""
+    """The recording's Xids as ``agent``'s node condition, and no other GPU witness. NVSentinel also quarantines
+    the node: its fault-quarantine cordons it half a minute later and leaves the health event in annotations."""
     condition = AGENTS[agent]
     nodes = {n.name: n for n in rec.nodes}
     for (node_name, index), hits in rec.xids.items():
         t, code = hits[-1]
         conditions = rec.node_api_conditions.setdefault(node_name, [])
         conditions.append(condition(code, nodes[node_name].gpus[index], t))
+        if agent == "nvsentinel":
+            _quarantine(rec, node_name, code, index, t + timedelta(seconds=30))
     rec.xids.clear()
     rec.gpu_gone.clear()
     rec.logs = [line for line in rec.logs if not (line.node and "NVRM" in line.message)]

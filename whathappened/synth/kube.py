@@ -302,6 +302,7 @@ def node_object(
             "annotations": {
                 "node.alpha.kubernetes.io/ttl": "0",
                 "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                **{k: v for k, (v, since) in rec.node_annotations.get(node.name, {}).items() if since <= now},
             },
             "creationTimestamp": iso(node.created),
             "labels": {**dict(node.labels), **(extra_labels or {})},

@@ -290,6 +290,8 @@ class Recording:
     node_gone: dict[str, datetime] = field(default_factory=dict)  # Node object deleted
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # labels added to the Node object
     node_api_conditions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # replaces defaults
+    # annotations added to the Node object: name -> key -> (value, from when)
+    node_annotations: dict[str, dict[str, tuple[str, datetime]]] = field(default_factory=dict)
     maintenance: list[Maintenance] = field(default_factory=list)
     log_skew: dict[str, float] = field(default_factory=dict)  # node -> seconds its clock is ahead
     archive_events: bool = False
