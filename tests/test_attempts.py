@@ -106,3 +106,16 @@ def test_a_pod_created_a_moment_before_its_labelled_siblings_is_theirs() -> None
     labelled_pods = [labelled("w-0", 0, 0), labelled("w-1", 0, 0)]
     early = replace(labelled("w-2", None, 0), created=labelled_pods[0].created - timedelta(seconds=2), ended=None)
     assert [len(g) for g in attempts_of([*labelled_pods, early])] == [3]
+
+
+def test_the_html_picture_marks_where_each_later_attempt_began() -> None:
+    import subprocess
+
+    from tests.acceptance import BIN
+    from tests.support import SCENARIOS_DIR
+
+    folder = SCENARIOS_DIR / "jobset-restarted"
+    args = [str(BIN), "qwen-32b-sft-r3", "-n", "posttrain", "--snapshot", str(folder), "-o", "html"]
+    page = subprocess.run(args, capture_output=True, text=True, timeout=120).stdout
+    assert '<section class="attempts"><h2>Attempts</h2><ol>' in page
+    assert page.count('data-attempt="2"') >= 1 and 'data-attempt="1"' not in page  # the first needs no line

@@ -99,6 +99,9 @@ def render_svg(report: Report, lanes: Lanes, start: datetime, end: datetime, vie
     for lane, height in zip(lanes.lanes, heights, strict=True):
         parts.append(_lane(lane, y, height, label_w, scale, failure, positions))
         y += height
+    for attempt in report.attempts[1:] if len(report.attempts) > 1 else ():
+        if attempt.start is not None and start <= attempt.start <= end:
+            parts.append(_attempt_line(scale.x(attempt.start), total, attempt.number))
     if report.root_cause is not None and start <= failure <= end:
         parts.append(_failure_line(scale.x(failure), total))
     parts.append(_chain(report.chain, positions))
@@ -291,6 +294,14 @@ def tip(event: TimelineEvent, failure: datetime) -> str:
 
 def _short(value: object) -> bool:
     return isinstance(value, str | int | float | bool) and len(str(value)) <= 80
+
+
+def _attempt_line(x: float, total: float, number: int) -> str:
+    """Where a restarted or resubmitted experiment's next attempt began."""
+    return (
+        f'<g class="attempt" data-attempt="{number}"><line x1="{x}" y1="{TOP - 4}" x2="{x}" y2="{total - 6}"/>'
+        f'<text x="{x + 4}" y="{TOP - 1}">attempt {number}</text></g>'
+    )
 
 
 def _failure_line(x: float, total: float) -> str:
