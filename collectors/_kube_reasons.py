@@ -197,6 +197,9 @@ WAITING_KINDS: dict[str, Kind] = {
 XID_REASON = re.compile(r"^NvidiaXID(\d{1,3})(?:Error|Warning)$")
 
 
+_XID_ROW = Reason(Kind.GPU_XID)
+
+
 def xid_in_reason(reason: str) -> int | None:
     found = XID_REASON.match(reason)
     return int(found.group(1)) if found else None
@@ -204,9 +207,7 @@ def xid_in_reason(reason: str) -> int | None:
 
 def classify(reason: str, message: str, warning_on_node: bool) -> tuple[Kind, Reason]:
     """The kind an event reason means, refined by its message."""
-    row = REASONS.get(reason) or (
-        Reason(Kind.GPU_XID) if xid_in_reason(reason) is not None else NODE_DEFAULT if warning_on_node else OTHER
-    )
+    row = REASONS.get(reason) or (_XID_ROW if XID_REASON.match(reason) else NODE_DEFAULT if warning_on_node else OTHER)
     for pattern, kind in row.refine:
         if pattern.search(message):
             return kind, row

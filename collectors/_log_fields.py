@@ -61,7 +61,6 @@ class FieldMapping:
 # and its time sit, and how label keys are spelled. Filebeat, Elastic Agent and the OpenTelemetry exporter's ECS
 # mode share "ecs"; Fluentd's kubernetes_metadata filter writes what Fluent Bit's kubernetes filter writes.
 # Node (kernel/syslog) documents carry no pod field: their host is read from every spelling the shippers use.
-_HOSTS = ("host.hostname", "host.name", "hostname", "host", "_HOSTNAME", "resource.attributes.host.name")
 PRESETS: Mapping[str, FieldMapping] = {
     "ecs": FieldMapping(
         name="ecs",
@@ -139,7 +138,7 @@ NODE_MAPPING = replace(
     name="node",
     timestamp=_union(m.timestamp for m in PRESETS.values()),
     message=_union(m.message for m in PRESETS.values()),
-    host=_union([*(m.host for m in PRESETS.values()), _HOSTS]),
+    host=_union(m.host for m in PRESETS.values()),
 )
 
 
@@ -319,10 +318,6 @@ def label_value(doc: Mapping[str, Any], mapping: FieldMapping, key: str) -> str 
         if name:
             return name
     return None
-
-
-def is_event_document(doc: Mapping[str, Any]) -> bool:
-    return event_of(doc) is not None
 
 
 def event_of(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -78,10 +78,11 @@ def shapes(caps: Mapping[str, Any], indices: Sequence[str], reading: Reading, pa
     presets = reading.presets()
     if not indices:
         return (Shape(pattern, presets[0]),)
+    maps_pods = {p.name: mapped_in(caps, p.pod, indices) & mapped_in(caps, p.namespace, indices) for p in presets}
     groups: dict[str, list[str]] = {}
     nodes: list[str] = []
     for index in indices:
-        owner = next((p.name for p in presets if _maps_pods(caps, p, index, indices)), None)
+        owner = next((p.name for p in presets if index in maps_pods[p.name]), None)
         (nodes if owner is None else groups.setdefault(owner, [])).append(index)
     ordered = sorted(groups.items(), key=lambda item: [p.name for p in presets].index(item[0]))
     if not ordered:
@@ -101,18 +102,16 @@ def compacted(members: Sequence[str], indices: Sequence[str]) -> str:
     """``members`` as few patterns as name them exactly: ``logstash-2026.11.01`` ... ``logstash-2026.11.30`` become
     ``logstash-*`` when no other shape's index matches it (thirty days of daily indices would not fit the 4 KB
     request line a search's index list travels in)."""
-    others = [i for i in indices if i not in set(members)]
-    names: list[str] = []
+    mine = set(members)
+    others = [i for i in indices if i not in mine]
+    names: dict[str, None] = {}
     for index in members:
         stem = _SERIAL.sub("", index)
         wide = f"{stem}*" if stem and stem != index else index
-        clash = wide != index and any(fnmatch.fnmatchcase(o, wide) for o in others)
-        names.append(index if clash else wide)
-    return ",".join(dict.fromkeys(names))
-
-
-def _maps_pods(caps: Mapping[str, Any], preset: FieldMapping, index: str, indices: Sequence[str]) -> bool:
-    return index in mapped_in(caps, preset.pod, indices) and index in mapped_in(caps, preset.namespace, indices)
+        if wide not in names:  # each stem is checked against the other shapes' indices once
+            clash = wide != index and any(fnmatch.fnmatchcase(o, wide) for o in others)
+            names[index if clash else wide] = None
+    return ",".join(names)
 
 
 def _with_nodes(mapping: FieldMapping) -> FieldMapping:

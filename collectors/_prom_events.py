@@ -15,6 +15,7 @@ from typing import Any
 
 from whathappened.collectors._kube_reasons import PRESSURE, WAITING_KINDS
 from whathappened.collectors._prom_model import Series
+from whathappened.collectors._prom_promql import DCGM_NODE_LABELS
 from whathappened.collectors._prom_signals import FB_NEAR_FULL, UTIL_COLLAPSE, Edge, fb_total_mib
 from whathappened.collectors._prom_vocab import (
     CAUSE,
@@ -32,9 +33,8 @@ from whathappened.timeutils import from_unix, isoformat
 
 SOURCE = "prometheus"
 EXPORTER_POD = "dcgm-exporter"  # in the names of the GPU Operator's and the Helm chart's exporter pods
-# Where a series names its node: kube-state-metrics' node; dcgm-exporter's Hostname (hostname after 4.5.3) and
-# the labels relabelling adds (node, kubernetes_node, nodename, nodeName).
-NODE_LABELS = ("node", "Hostname", "hostname", "kubernetes_node", "nodename", "nodeName")
+# Where a series names its node: kube-state-metrics' node first, then dcgm-exporter's spellings.
+NODE_LABELS = ("node", *(label for label in DCGM_NODE_LABELS if label != "node"))
 
 
 def node_of(labels: Mapping[str, str], known: Container[str] = ()) -> str | None:

@@ -43,7 +43,7 @@ def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule
     explained = [(fate, explain(Case(fate, index, elsewhere), rules)) for fate in found]
     judged = judge(explained, timeline)
     nodes = {n.name: n for n in scope.nodes}
-    verdicts = {j.fate.name: _verdict(j, timeline, nodes) for j in judged}
+    verdicts = {j.fate.name: _verdict(j, index, nodes) for j in judged}
     root = root_of(judged)
     if root is None:
         hang = analyze(timeline) if any(v.cause == "nccl-timeout" for v in verdicts.values()) else None
@@ -63,7 +63,7 @@ def correlate(scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule
     return Correlation(
         verdicts=tuple(verdicts.values()),
         root_cause=root_verdict,
-        chain=_chain(root, judged, timeline),
+        chain=_chain(root, root_verdict.evidence, judged, timeline),
         next_step=root_verdict.next_step,
         lost_work=lost_work(scope, timeline, found, root.finding.onset, root.fate.name) if failed else None,
     )
@@ -88,30 +88,30 @@ def _a_fault(j: Judged) -> bool:
     return j.finding.cause not in NO_FAULT and cause(j.finding.cause).category != "scheduling"
 
 
-def remediation(j: Judged, timeline: Sequence[TimelineEvent]) -> tuple[int, str] | None:
+def remediation(j: Judged, index: TimelineIndex) -> tuple[int, str] | None:
     """A remediator's quarantine of the node where a hardware fault began (NVSentinel cordoning it for the fault
     it saw), within the hour after the onset: its timeline index and the sentence that names it."""
     if j.fate.node is None or cause(j.finding.cause).category != "infrastructure":
         return None
-    for index, event in enumerate(timeline):
+    for i in index.on_node(j.fate.node):
+        event = index.timeline[i]
         by = event.attrs.get("remediator")
         if (
             by
             and event.kind == Kind.NODE_CORDONED
-            and event.subject.node == j.fate.node
             and j.finding.onset <= event.at <= j.finding.onset + REMEDIATION_WINDOW
         ):
             why = event.attrs.get("remediation_reason")
-            said = f" {by} quarantined {j.fate.node}" + (f" ({why})" if why else "") + f" at {clock(event.at)}."
-            return index, said
+            return i, f" {by} quarantined {j.fate.node}" + (f" ({why})" if why else "") + f" at {clock(event.at)}."
     return None
 
 
-def _verdict(j: Judged, timeline: Sequence[TimelineEvent], nodes: Mapping[str, NodeInfo]) -> Verdict:
+def _verdict(j: Judged, index: TimelineIndex, nodes: Mapping[str, NodeInfo]) -> Verdict:
+    timeline = index.timeline
     said = facts(j.fate, j.finding, timeline, nodes)
     said["blame"] = j.blame
     row = cause(j.finding.cause)
-    remedy = remediation(j, timeline) if j.root else None
+    remedy = remediation(j, index) if j.root else None
     return Verdict(
         pod=j.fate.name,
         namespace=j.fate.pod.namespace,
@@ -131,13 +131,12 @@ def _verdict(j: Judged, timeline: Sequence[TimelineEvent], nodes: Mapping[str, N
     )
 
 
-def _chain(root: Judged, judged: Sequence[Judged], timeline: Sequence[TimelineEvent]) -> tuple[int, ...]:
-    """The root's evidence, a remediator's quarantine of its node, then the first sign of each death it caused:
-    notice, drain, exit, peers failing."""
-    steps = set(root.finding.evidence)
-    remedy = remediation(root, timeline)
-    if remedy is not None:
-        steps.add(remedy[0])
+def _chain(
+    root: Judged, evidence: Sequence[int], judged: Sequence[Judged], timeline: Sequence[TimelineEvent]
+) -> tuple[int, ...]:
+    """The root verdict's evidence (with a remediator's quarantine of its node), then the first sign of each death
+    it caused: notice, drain, exit, peers failing."""
+    steps = set(evidence)
     for j in judged:
         if j.caused_by == root.fate.name and j.finding.trigger is not None:
             steps.add(j.finding.trigger)

@@ -23,6 +23,11 @@ def container_id(pod: Pod, run: int) -> str:
     return _hex("container", pod.uid, run)
 
 
+def machine_id(node: str) -> str:
+    """The node's /etc/machine-id as journald and the log shippers report it."""
+    return _hex("machine", node, length=32)
+
+
 def k8s_list(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "items": items, "kind": kind, "metadata": {"resourceVersion": "48213377"}}
 

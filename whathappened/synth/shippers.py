@@ -12,13 +12,12 @@ the printk uptime prefix, kubernetes-event-exporter), Vector (kubernetes_logs an
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from whathappened.synth.kube import container_id
+from whathappened.synth.kube import container_id, machine_id
 from whathappened.synth.spec import Node, Pod, iso_ms
 
 Doc = dict[str, Any]
@@ -52,13 +51,9 @@ def _journald(node: Node, message: str, severity: str) -> Doc:
         "SYSLOG_IDENTIFIER": "kernel",
         "_TRANSPORT": "kernel",
         "_HOSTNAME": node.name,
-        "_BOOT_ID": container_id_for(node.name)[:32],
+        "_MACHINE_ID": machine_id(node.name),
         "MESSAGE": message,
     }
-
-
-def container_id_for(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 # --- container lines -------------------------------------------------------------------------------------------
@@ -197,7 +192,7 @@ def _agent_kernel(node: Node, t: datetime, message: str, severity: str) -> Index
     doc = {
         "@timestamp": iso_ms(t),
         "message": message,
-        "host": {"hostname": node.name, "id": container_id_for(node.name)[:32]},
+        "host": {"hostname": node.name, "id": machine_id(node.name)},
         "log": {"syslog": {"priority": SEVERITY_NUMBER.get(severity, 3), "facility": {"code": 0}}},
         "process": {"name": "kernel"},
         "input": {"type": "journald"},
