@@ -26,8 +26,10 @@ from types import MappingProxyType
 from typing import Any
 
 from whathappened.collectors._prom_promql import (
+    CANONICAL,
     METRIC,
     OLD,
+    Spelling,
     chunked_or,
     escape,
     named,
@@ -56,7 +58,7 @@ SHORT_MATCHER = 2_000  # longer UUID or pod alternations are replaced by a short
 _PER_POD_SERIES = 4  # a pod signal has a series per phase, reason or container: a rough count for fine_cost
 
 PodKey = tuple[str, str]
-_Parts = Callable[[str, Where, frozenset[Any], "Targets", str, Sequence[str], int], list[str]]
+_Parts = Callable[[str, Where, frozenset[Any], "Targets", Spelling, Sequence[str], int], list[str]]
 
 
 def _empty() -> Mapping[str, Any]:
@@ -116,27 +118,28 @@ def fine_cost(targets: Targets, points: int) -> int:
 # --- matchers ------------------------------------------------------------------------------------------------
 
 
-def _gpu_matcher(uuids: Iterable[str], targets: Targets, node_label: str) -> str:
+def _gpu_matcher(uuids: Iterable[str], targets: Targets, spelling: Spelling) -> str:
     """UUID=~ for a few GPUs; for many, their nodes (a superset: the conditions sort the rest out)."""
     uuids = sorted(set(uuids))
-    by_uuid = f"UUID=~{quote(regex_union(uuids))}"
+    by_uuid = f"{spelling.uuid}=~{quote(regex_union(uuids))}"
     nodes = {targets.gpu_nodes.get(u, "") for u in uuids}
     if len(by_uuid) <= SHORT_MATCHER or "" in nodes:
         return by_uuid
-    by_node = f"{node_label}=~{quote(regex_union(nodes))}"
+    by_node = f"{spelling.node_label}=~{quote(regex_union(nodes))}"
     return by_node if len(by_node) < len(by_uuid) else by_uuid
 
 
-def pod_matcher(pods: Iterable[PodKey]) -> str:
+def pod_matcher(pods: Iterable[PodKey], spelling: Spelling = CANONICAL) -> str:
     """namespace and pod alternations; for many pods, the names' common prefix (a superset: series of other
     pods are dropped by the scope filter after the answer)."""
+    namespace, pod = spelling.workload
     pods = sorted(set(pods))
-    namespaces = f"namespace=~{quote(regex_union(ns for ns, _ in pods))}"
+    namespaces = f"{namespace}=~{quote(regex_union(ns for ns, _ in pods))}"
     names = [name for _, name in pods]
-    full = f"pod=~{quote(regex_union(names))}"
+    full = f"{pod}=~{quote(regex_union(names))}"
     prefix = _prefix(names)
     if len(full) > SHORT_MATCHER and len(prefix) >= 8:
-        full = f"pod=~{quote(escape(prefix) + '.+')}"
+        full = f"{pod}=~{quote(escape(prefix) + '.+')}"
     return f"{namespaces},{full}"
 
 
@@ -148,17 +151,19 @@ def _prefix(names: Sequence[str]) -> str:
     return first[:size]
 
 
-def _selector(metric: str, where: Where, keys: Iterable[Any], targets: Targets, node_label: str, extra: str) -> str:
+def _selector(metric: str, where: Where, keys: Iterable[Any], targets: Targets, spelling: Spelling, extra: str) -> str:
     if where is Where.GPU:
-        matcher = _gpu_matcher(keys, targets, node_label)
+        metric, matcher = spelling.name(metric), _gpu_matcher(keys, targets, spelling)
     elif where is Where.POD:
-        matcher = pod_matcher(keys)
+        matcher = pod_matcher(keys, spelling)
     else:
         matcher = f"node=~{quote(regex_union(keys))}"
     return "{" + ",".join(p for p in (f'__name__="{metric}"', matcher, extra) if p) + "}"
 
 
-_GROUP = {Where.GPU: "UUID", Where.NODE: "node", Where.POD: "namespace, pod"}
+def _group(where: Where, spelling: Spelling) -> str:
+    """The labels that name one key of this kind, in the server's spelling."""
+    return {Where.GPU: spelling.uuid, Where.NODE: "node", Where.POD: spelling.pod_by}[where]
 
 
 def _families(targets: Targets) -> list[tuple[str, Where, frozenset[Any]]]:
@@ -171,24 +176,26 @@ def _families(targets: Targets) -> list[tuple[str, Where, frozenset[Any]]]:
 # --- locate: the coarse points after which an edge can lie ---------------------------------------------------
 
 
-def locate_queries(targets: Targets, node_label: str, models: Sequence[str], step: int, pieces: int = 1) -> list[str]:
+def locate_queries(
+    targets: Targets, spelling: Spelling, models: Sequence[str], step: int, pieces: int = 1
+) -> list[str]:
     """Range-query text (at the coarse step) answering the coarse points after which an edge can lie."""
-    return _queries(_locate_parts, targets, node_label, models, step, pieces)
+    return _queries(_locate_parts, targets, spelling, models, step, pieces)
 
 
 def _queries(
-    parts_of: _Parts, targets: Targets, node_label: str, models: Sequence[str], step: int, pieces: int
+    parts_of: _Parts, targets: Targets, spelling: Spelling, models: Sequence[str], step: int, pieces: int
 ) -> list[str]:
     parts = [
         part
         for metric, where, keys in _families(targets)
-        for part in parts_of(metric, where, keys, targets, node_label, models, step)
+        for part in parts_of(metric, where, keys, targets, spelling, models, step)
     ]
     return chunked_or(parts, pieces=pieces)
 
 
 def _fb_selectors(
-    where: Where, keys: frozenset[Any], targets: Targets, node_label: str, models: Sequence[str]
+    where: Where, keys: frozenset[Any], targets: Targets, spelling: Spelling, models: Sequence[str]
 ) -> list[tuple[str, float]]:
     """The framebuffer series per GPU model, with the model's near-full threshold (models of unknown size have none)."""
     out = []
@@ -196,12 +203,18 @@ def _fb_selectors(
         threshold = fb_threshold_mib(model)
         if threshold is not None:
             extra = f"modelName={quote(model)}"
-            out.append((_selector("DCGM_FI_DEV_FB_USED", where, keys, targets, node_label, extra), threshold))
+            out.append((_selector("DCGM_FI_DEV_FB_USED", where, keys, targets, spelling, extra), threshold))
     return out
 
 
 def _locate_parts(
-    metric: str, where: Where, keys: frozenset[Any], targets: Targets, node_label: str, models: Sequence[str], step: int
+    metric: str,
+    where: Where,
+    keys: frozenset[Any],
+    targets: Targets,
+    spelling: Spelling,
+    models: Sequence[str],
+    step: int,
 ) -> list[str]:
     """Coarse point ``g`` is answered when an edge can lie in ``(g - coarse, g]``.
 
@@ -216,9 +229,9 @@ def _locate_parts(
     """
     coarse = coarse_step(step)
     reach = f"{coarse + LOOKBACK_S + step:g}s"
-    by = _GROUP[where]
+    by = _group(where, spelling)
     if metric == UTIL_COLLAPSE:
-        sel = _selector("DCGM_FI_DEV_GPU_UTIL", where, keys, targets, node_label, "")
+        sel = _selector("DCGM_FI_DEV_GPU_UTIL", where, keys, targets, spelling, "")
         recent = f"[{coarse + UTIL_RECENT_S + 1:g}s]"
         before = f"[{coarse + UTIL_BEFORE_S + 1:g}s] offset {UTIL_BEFORE_OFFSET_S:g}s"
         located = f"min_over_time({sel}{recent}) <= {UTIL_LOW:g} and max_over_time({sel}{before}) >= {UTIL_HIGH:g}"
@@ -226,10 +239,10 @@ def _locate_parts(
     if metric == FB_NEAR_FULL:
         return [
             named(f"group by ({by}) ({_rise_located(sel, threshold, coarse, reach, '>=')})", metric)
-            for sel, threshold in _fb_selectors(where, keys, targets, node_label, models)
+            for sel, threshold in _fb_selectors(where, keys, targets, spelling, models)
         ]
     signal = BY_METRIC[metric]
-    sel = _selector(metric, where, keys, targets, node_label, signal.match)
+    sel = _selector(metric, where, keys, targets, spelling, signal.match)
     if signal.mode is Mode.RISE and where is Where.GPU:
         located = _rise_located(sel, signal.threshold, coarse, reach, ">")  # noisy gauges: only what crosses
     else:
@@ -286,17 +299,23 @@ def hits_within(found: Mapping[float, Mapping[str, set[Any]]], first: float, las
 # --- edges: the exact points -------------------------------------------------------------------------------
 
 
-def edge_queries(targets: Targets, node_label: str, models: Sequence[str], step: int, pieces: int = 1) -> list[str]:
+def edge_queries(targets: Targets, spelling: Spelling, models: Sequence[str], step: int, pieces: int = 1) -> list[str]:
     """Range-query text returning every CHANGE and RISE edge of the targets (at the query's step)."""
-    return _queries(_edge_parts, targets, node_label, models, step, pieces)
+    return _queries(_edge_parts, targets, spelling, models, step, pieces)
 
 
 def _edge_parts(
-    metric: str, where: Where, keys: frozenset[Any], targets: Targets, node_label: str, models: Sequence[str], step: int
+    metric: str,
+    where: Where,
+    keys: frozenset[Any],
+    targets: Targets,
+    spelling: Spelling,
+    models: Sequence[str],
+    step: int,
 ) -> list[str]:
     offset = f" offset {step}s"
     if metric == UTIL_COLLAPSE:
-        sel = _selector("DCGM_FI_DEV_GPU_UTIL", where, keys, targets, node_label, "")
+        sel = _selector("DCGM_FI_DEV_GPU_UTIL", where, keys, targets, spelling, "")
 
         def collapsed(shift: str) -> str:
             before = f"[{UTIL_BEFORE_S:g}s] offset {UTIL_BEFORE_OFFSET_S + (step if shift else 0):g}s"
@@ -309,10 +328,10 @@ def _edge_parts(
     if metric == FB_NEAR_FULL:
         return [
             named(f"({sel} >= {threshold:g}) unless ({sel}{offset} >= {threshold:g})", metric)
-            for sel, threshold in _fb_selectors(where, keys, targets, node_label, models)
+            for sel, threshold in _fb_selectors(where, keys, targets, spelling, models)
         ]
     signal = BY_METRIC[metric]
-    sel = _selector(metric, where, keys, targets, node_label, signal.match)
+    sel = _selector(metric, where, keys, targets, spelling, signal.match)
     if signal.mode is Mode.RISE:
         return [named(f"({sel} > {signal.threshold:g}) unless ({sel}{offset} > {signal.threshold:g})", metric)]
     now, before = sel, sel + offset

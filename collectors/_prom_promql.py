@@ -4,8 +4,9 @@ limits, and label matchers for the scope's GPUs, nodes and pods. Pure string bui
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 METRIC = "__metric"  # the series' metric name, which functions and comparisons would drop
 OLD = "__old"  # marks the values just before CHANGE edges, answered with the edges themselves
@@ -70,28 +71,65 @@ def chunked_or(parts: Sequence[str], limit: int = MAX_QUERY_CHARS, pieces: int =
 
 
 @dataclass(frozen=True)
+class Spelling:
+    """How this server's series spell what the queries select by (the answers are read back in the canonical
+    spelling, ``_prom_model.canonical_labels``): dcgm-exporter's node label; the workload's namespace and pod on
+    kube-state-metrics series (``exported_*`` when a ServiceMonitor scrapes it without honorLabels, the
+    standalone chart's default); the GPU's UUID label (``uuid`` under dcgm-exporter's --use-old-namespace); and
+    dcgm-exporter's metric names (its 1.x-compatibility names, canonical name -> this server's)."""
+
+    node_label: str = "Hostname"
+    workload: tuple[str, str] = ("namespace", "pod")
+    uuid: str = "UUID"
+    names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+
+    def name(self, metric: str) -> str:
+        return self.names.get(metric, metric)
+
+    def on_node_label(self, label: str) -> Spelling:
+        return replace(self, node_label=label)
+
+    @property
+    def pod_by(self) -> str:
+        """The workload's labels as a ``by (...)`` list."""
+        return ", ".join(self.workload)
+
+
+CANONICAL = Spelling()
+EXPORTED_WORKLOAD = ("exported_namespace", "exported_pod")
+
+
+@dataclass(frozen=True)
 class Selectors:
-    """Label matchers: dcgm series by node label (or flagged UUIDs), pod series by namespace+pod, node series by node."""
+    """Label matchers: dcgm series by node label (or flagged UUIDs), pod series by namespace+pod, node series by
+    node, each in this server's spelling."""
 
     nodes: tuple[str, ...]
     pods: tuple[tuple[str, str], ...]
-    node_label: str = "Hostname"
+    spelling: Spelling = CANONICAL
     uuids: tuple[str, ...] = ()
 
+    @property
+    def node_label(self) -> str:
+        return self.spelling.node_label
+
     def gpu(self, names: str, extra: str = "", by_uuid: bool = False) -> str:
+        """``names``: one canonical metric name (spelt as this exporter names it) or a regex of names."""
         where = (
-            f"UUID=~{quote(regex_union(self.uuids))}"
+            f"{self.spelling.uuid}=~{quote(regex_union(self.uuids))}"
             if by_uuid
             else f"{self.node_label}=~{quote(regex_union(self.nodes))}"
         )
+        names = self.spelling.name(names)
         return "{" + ",".join(p for p in (f'__name__=~"{names}"', where, extra) if p) + "}"
 
     def pod(self, names: str, extra: str = "") -> str:
+        namespace, pod = self.spelling.workload
         namespaces = quote(regex_union(ns for ns, _ in self.pods))
         pods = quote(regex_union(name for _, name in self.pods))
         return (
             "{"
-            + ",".join(p for p in (f'__name__=~"{names}"', f"namespace=~{namespaces}", f"pod=~{pods}", extra) if p)
+            + ",".join(p for p in (f'__name__=~"{names}"', f"{namespace}=~{namespaces}", f"{pod}=~{pods}", extra) if p)
             + "}"
         )
 

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
 from whathappened.collectors._prom_edges import Targets, pod_matcher
 from whathappened.collectors._prom_promql import (
+    CANONICAL,
     DCGM_NODE_LABELS,
+    EXPORTED_WORKLOAD,
     METRIC,
     Selectors,
+    Spelling,
     escape,
     named,
     quote,
@@ -43,10 +46,15 @@ from whathappened.collectors._prom_signals import (
     Where,
     fb_threshold_mib,
 )
+from whathappened.collectors._prom_vocab import DCGM_1X_NAMES, canonical_metric
 
 MIN_STEP_S = 15
 # Every label a dcgm-exporter series may name its pod with (see _prom_events.dcgm_pod): kept by aggregations.
 DCGM_POD_LABELS = "pod, namespace, pod_name, pod_namespace, exported_pod, exported_namespace"
+# The presence metric in every name dcgm-exporter gives it (current, 1.x-compatibility)
+PRESENCE_NAMES = "|".join(
+    escape(n) for n in (PRESENCE_METRIC, *(o for o, c in DCGM_1X_NAMES.items() if c == PRESENCE_METRIC))
+)
 PRESENCE_STEP_S = 300  # the lookback: any step up to it sees every series' last sample
 MAX_POINTS = 10_000  # Prometheus refuses range queries over 11,000 points per series
 
@@ -71,75 +79,89 @@ class PodMatch:
     label_keys: tuple[str, ...]
     window: str
 
-    def selector(self, metric: str, extra: str = "") -> str:
-        ns = f"namespace={quote(self.namespace)}" if self.namespace else ""
-        return "{" + ",".join(p for p in (f'__name__="{metric}"', ns, extra) if p) + "}"
+    def selectors(self, metric: str, extra: str = "") -> list[str]:
+        """In a namespace, one selector per spelling of the workload's namespace label (``exported_namespace``
+        when kube-state-metrics is scraped without honorLabels); without one, a single selector finds both."""
+        spellings = (CANONICAL.workload[0], EXPORTED_WORKLOAD[0]) if self.namespace else ("",)
+        return [
+            "{"
+            + ",".join(p for p in (f'__name__="{metric}"', ns and f"{ns}={quote(self.namespace or '')}", extra) if p)
+            + "}"
+            for ns in spellings
+        ]
 
     def found(self) -> str:
         """The candidates in one query: kube_pod_labels where a key holds the experiment's name, kube_pod_info
         where the owner is named like it, each tagged with its metric in ``__metric``. Reads only their series."""
         value = quote(self.experiment)
         parts = [
-            named(
-                f"last_over_time({self.selector('kube_pod_labels', f'{sanitize_label(k)}={value}')}[{self.window}])",
-                "kube_pod_labels",
-            )
+            named(f"last_over_time({selector}[{self.window}])", "kube_pod_labels")
             for k in self.label_keys
+            for selector in self.selectors("kube_pod_labels", f"{sanitize_label(k)}={value}")
         ]
-        info = f"last_over_time({self.selector('kube_pod_info', f'created_by_name={value}')}[{self.window}])"
-        parts.append(named(info, "kube_pod_info"))
+        parts += [
+            named(f"last_over_time({selector}[{self.window}])", "kube_pod_info")
+            for selector in self.selectors("kube_pod_info", f"created_by_name={value}")
+        ]
         return " or ".join(parts)
 
+    def candidates(self) -> str:
+        """The experiment names the pods in scope carry, when none is the one asked for."""
+        by = ",".join(sanitize_label(k) for k in self.label_keys)
+        found = " or ".join(f"last_over_time({s}[{self.window}])" for s in self.selectors("kube_pod_labels"))
+        return f"count by ({by}) ({found})"
 
-def _pods_selector(metric: str, pods: Sequence[tuple[str, str]]) -> str:
-    return "{" + f'__name__="{metric}",{pod_matcher(pods)}' + "}"
+
+def _pods_selector(metric: str, pods: Sequence[tuple[str, str]], spelling: Spelling) -> str:
+    return "{" + f'__name__="{metric}",{pod_matcher(pods, spelling)}' + "}"
 
 
-def pods_series_query(metric: str, pods: Sequence[tuple[str, str]], window: str) -> str:
+def pods_series_query(metric: str, pods: Sequence[tuple[str, str]], window: str, spelling: Spelling = CANONICAL) -> str:
     """Each of these pods' series of a kube-state-metrics family over the window (a superset for many pods)."""
-    return f"last_over_time({_pods_selector(metric, pods)}[{window}])"
+    return f"last_over_time({_pods_selector(metric, pods, spelling)}[{window}])"
 
 
-def pods_alive_query(pods: Sequence[tuple[str, str]]) -> str:
+def pods_alive_query(pods: Sequence[tuple[str, str]], spelling: Spelling = CANONICAL) -> str:
     """At the window's end: the last kube_pod_info sample of each pod still there (exact: a plain selector)."""
-    return f"timestamp({_pods_selector('kube_pod_info', pods)})"
+    return f"timestamp({_pods_selector('kube_pod_info', pods, spelling)})"
 
 
-def pods_active_query(pods: Sequence[tuple[str, str]], wider: str, window: str) -> str:
+def pods_active_query(pods: Sequence[tuple[str, str]], wider: str, window: str, spelling: Spelling = CANONICAL) -> str:
     """Pods whose phase or restart count changed, or that appeared, in the window: only these get edge queries.
     Many pods are matched by their names' common prefix (a superset; pods outside the scope are dropped later)."""
-    matcher = pod_matcher(pods)
+    matcher = pod_matcher(pods, spelling)
 
     def selector(name: str, extra: str = "") -> str:
         return "{" + ",".join(p for p in (f'__name__="{name}"', matcher, extra) if p) + "}"
 
-    return _active(selector, wider, window)
+    return _active(selector, wider, window, spelling.pod_by)
+
+
+def workload_spelling_query(pods: Sequence[tuple[str, str]], window: str) -> str:
+    """Whether kube-state-metrics reaches this server without honorLabels (its pod series then name the workload
+    ``exported_pod``): asked only when discovery found no pod series to tell."""
+    exported = Spelling(workload=EXPORTED_WORKLOAD)
+    return f"group(last_over_time({_pods_selector('kube_pod_info', pods, exported)}[{window}]))"
 
 
 # Every phase change moves one of these (Pending alone is covered by the pod appearing): 3 of 5 series to read.
 RUN_PHASES = 'phase=~"Running|Succeeded|Failed"'
 
 
-def _active(selector: Callable[..., str], wider: str, window: str) -> str:
+def _active(selector: Callable[..., str], wider: str, window: str, by: str) -> str:
     """``wider`` reaches one lookback before the window (a change at its first sample); ``window`` back from the
     end is the window's start, where a pod that was already there has a sample."""
     info = selector("kube_pod_info")
     return (
-        f"group by (namespace, pod) (changes({selector('kube_pod_status_phase', RUN_PHASES)}[{wider}]) > 0)"
-        f" or group by (namespace, pod) (changes({selector('kube_pod_container_status_restarts_total')}[{wider}]) > 0)"
-        f" or group by (namespace, pod) (last_over_time({info}[{window}]) unless last_over_time({info}[{LOOKBACK_S:g}s] offset {window}))"
+        f"group by ({by}) (changes({selector('kube_pod_status_phase', RUN_PHASES)}[{wider}]) > 0)"
+        f" or group by ({by}) (changes({selector('kube_pod_container_status_restarts_total')}[{wider}]) > 0)"
+        f" or group by ({by}) (last_over_time({info}[{window}]) unless last_over_time({info}[{LOOKBACK_S:g}s] offset {window}))"
     )
 
 
 def last_seen_query(selector: str, by: str) -> str:
     """Range query at PRESENCE_STEP_S: the max of the returned values per series is its last sample time."""
     return f"max by ({by}) (timestamp({selector}))"
-
-
-def candidates_query(namespace: str | None, label_keys: Sequence[str], window: str) -> str:
-    ns = f"{{namespace={quote(namespace)}}}" if namespace else ""
-    by = ",".join(sanitize_label(k) for k in label_keys)
-    return f"count by ({by}) (last_over_time(kube_pod_labels{ns}[{window}]))"
 
 
 # --- collection: round 1, flags ------------------------------------------------------------------------------------
@@ -151,21 +173,31 @@ def candidates_query(namespace: str | None, label_keys: Sequence[str], window: s
 def families_match(sel: Selectors) -> list[str]:
     """``match[]`` selectors for the label-values API: which watched metrics exist for these nodes and pods."""
     nodes = quote(regex_union(sel.nodes))
-    out = [f'{{__name__=~"DCGM_.+",{label}=~{nodes}}}' for label in DCGM_NODE_LABELS]
+    out = [f'{{__name__=~"DCGM_.+|dcgm_.+",{label}=~{nodes}}}' for label in DCGM_NODE_LABELS]
     out.append(f'{{__name__=~"kube_node_.+|whathappened_node_.+",node=~{nodes}}}')
     if sel.pods:
-        out.append(Selectors((), sel.pods).pod("kube_pod_.+"))
+        out.append(Selectors((), sel.pods, sel.spelling).pod("kube_pod_.+"))
     return out
 
 
 def gpus_last_seen_query(nodes: Sequence[str]) -> str:
     """At the window's end: each GPU's latest dcgm sample (those still reporting), with its node and model; one
-    part per node-label spelling, which also tells which spelling this exporter uses."""
+    part per node-label spelling, which also tells which node label and UUID label this exporter uses."""
     return " or ".join(
-        f"max by ({label}, modelName, UUID) "
-        f"(timestamp({Selectors(tuple(nodes), (), label).gpu(escape(PRESENCE_METRIC))}))"
+        f"max by ({label}, modelName, UUID, uuid) "
+        f"(timestamp({Selectors(tuple(nodes), (), CANONICAL.on_node_label(label)).gpu(PRESENCE_NAMES)}))"
         for label in DCGM_NODE_LABELS
     )
+
+
+def spelling_of(gpus: Iterable[Mapping[str, Any]], present: Iterable[str], spelling: Spelling) -> Spelling:
+    """``spelling`` with the exporter's node label, UUID label and metric names as its series show them (the
+    raw answers of ``gpus_last_seen_query`` and the names present)."""
+    labels = [item.get("metric", {}) for item in gpus]
+    node_label = next((k for lab in labels for k in DCGM_NODE_LABELS if k in lab), "Hostname")
+    uuid = "uuid" if any("uuid" in lab and "UUID" not in lab for lab in labels) else "UUID"
+    names = {canonical_metric(n): n for n in present if canonical_metric(n) != n}
+    return replace(spelling, node_label=node_label, uuid=uuid, names=MappingProxyType(names))
 
 
 def nodes_last_seen(gpus: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -180,14 +212,16 @@ def nodes_last_seen(gpus: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def gpus_seen_match(nodes: Sequence[str]) -> list[str]:
     """``match[]`` for the label-values API: the GPUs (UUID) that reported on these nodes, in any label spelling."""
-    return [Selectors(tuple(nodes), (), label).gpu(escape(PRESENCE_METRIC)) for label in DCGM_NODE_LABELS]
+    return [
+        Selectors(tuple(nodes), (), CANONICAL.on_node_label(label)).gpu(PRESENCE_NAMES) for label in DCGM_NODE_LABELS
+    ]
 
 
 def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iterable[str]) -> list[str]:
     """Instant-query parts naming, per signal (in ``__metric``), the GPUs (UUID and node) and nodes that could
     hold an edge of it at all."""
     have = set(present)
-    gpu_by = f"UUID, {sel.node_label}"
+    gpu_by = f"{sel.spelling.uuid}, {sel.node_label}"
     parts: list[str] = []
     for signal in SIGNALS:
         if signal.metric not in have or signal.where is Where.POD:

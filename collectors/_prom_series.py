@@ -15,7 +15,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from whathappened.collectors import _prom_events as ev
-from whathappened.collectors._prom_model import Series
+from whathappened.collectors._prom_model import Series, canonical_series
 from whathappened.collectors._prom_signals import LOOKBACK_S, PRESENCE_METRIC, Where, derive, edges, signal_of
 from whathappened.collectors._prom_util import utilization_events
 
@@ -52,6 +52,7 @@ def experiment_of(labels: Mapping[str, str], label_keys: tuple[str, ...]) -> str
 
 def discover_from_series(series: Iterable[Series], query: Query) -> Discovery:
     """The experiment's pods as kube-state-metrics saw them over the window, their nodes, and name candidates."""
+    series = map(canonical_series, series)
     pod_labels: dict[tuple[str, str], Series] = {}
     info: dict[tuple[str, str], list[Series]] = {}
     phases: dict[tuple[str, str], list[Series]] = {}
@@ -188,7 +189,7 @@ def normalize(series: Iterable[Series]) -> list[Series]:
 def events_from_series(series: Iterable[Series], scope: Scope, utilization: bool = True) -> list[TimelineEvent]:
     """Every event the watched series show for the scope's nodes, GPUs and pods, in time order; with
     ``utilization``, each pod's GPU utilization strip too (only the HTML report draws it)."""
-    series = list(series)
+    series = [canonical_series(s) for s in series]
     nodes, pods = scope_filter(scope)
     kept = normalize(s for s in series if _in_scope(s, nodes, pods) or _derivable(s, nodes))
     kept = [s for s in [*kept, *derive(kept)] if _in_scope(s, nodes, pods)]

@@ -26,12 +26,15 @@ from types import MappingProxyType
 
 from whathappened.collectors import _prom_events as ev
 from whathappened.collectors._prom_model import Series
+from whathappened.collectors._prom_vocab import DCGM_1X_NAMES
 
 from whathappened.kinds import Kind
 from whathappened.model import Subject, TimelineEvent, Window
 from whathappened.timeutils import to_unix
 
 UTIL_METRIC = "DCGM_FI_DEV_GPU_UTIL"
+# the utilization gauge in every name dcgm-exporter gives it (current, 1.x-compatibility)
+_UTIL_NAMES = "|".join([UTIL_METRIC, *(old for old, name in DCGM_1X_NAMES.items() if name == UTIL_METRIC)])
 POD_UTIL = "whathappened:pod_gpu_util_avg"
 POD_GPUS = "whathappened:pod_gpu_count"
 PACK = 1e6  # over 100 * n for any n under 10,000 series a pod: n and the sum part never overlap
@@ -64,11 +67,12 @@ def pod_util_queries(namespaces: str, pods: str, step: int) -> list[str]:
     point (an ``or`` between them would make the server match every series at every step).
     """
     window = f"[{step * 1000 - 1}ms]"
-    current = f"avg_over_time({UTIL_METRIC}{{namespace=~{namespaces},pod=~{pods}}}{window})"
-    older = f'avg_over_time({UTIL_METRIC}{{pod_namespace=~{namespaces},pod_name=~{pods},pod=""}}{window})'
+    util = f'__name__=~"{_UTIL_NAMES}"'
+    current = f"avg_over_time({{{util},namespace=~{namespaces},pod=~{pods}}}{window})"
+    older = f'avg_over_time({{{util},pod_namespace=~{namespaces},pod_name=~{pods},pod=""}}{window})'
     older = f'label_replace({older}, "pod", "$1", "pod_name", "(.+)")'
     older = f'label_replace({older}, "namespace", "$1", "pod_namespace", "(.+)")'
-    renamed = f"avg_over_time({UTIL_METRIC}{{exported_namespace=~{namespaces},exported_pod=~{pods}}}{window})"
+    renamed = f"avg_over_time({{{util},exported_namespace=~{namespaces},exported_pod=~{pods}}}{window})"
     renamed = f'label_replace({renamed}, "pod", "$1", "exported_pod", "(.+)")'
     renamed = f'label_replace({renamed}, "namespace", "$1", "exported_namespace", "(.+)")'
     return [

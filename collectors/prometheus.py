@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -30,11 +31,14 @@ from whathappened.collectors import _prom_util as pu
 from whathappened.collectors._openmetrics import write_openmetrics
 from whathappened.collectors._prom_answers import SeriesBuilder, points
 from whathappened.collectors._prom_client import DEFAULT_TIMEOUT_S, error_text, make_client, public_url
-from whathappened.collectors._prom_model import Series
+from whathappened.collectors._prom_model import Series, canonical_labels
 from whathappened.collectors._prom_promql import (
+    CANONICAL,
     DCGM_NODE_LABELS,
+    EXPORTED_WORKLOAD,
     MAX_QUERY_CHARS,
     Selectors,
+    Spelling,
     chunked_or,
     quote,
     regex_union,
@@ -75,6 +79,10 @@ class PrometheusCollector:
         self._dcgm_nodes = self._flagged = 0
         self._checked: dict[Window, tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]] = {}
         self._phase_edges: dict[Window, tuple[frozenset[tuple[str, str]], list[dict[str, Any]]]] = {}
+        # How this server spells the workload on kube-state-metrics series, the GPU's UUID and dcgm-exporter's
+        # names: read from the first answers (discovery's, the GPUs'), the queries after them use it.
+        self._spelling = CANONICAL
+        self._workload_known = False
         self._url = public_url(settings.url or "")
         self._client, self._traffic = make_client(settings, verify_tls, timeout_s, session)
         self._pool_size = max(1, settings.max_concurrency)
@@ -86,10 +94,13 @@ class PrometheusCollector:
         end = query.window.end
         match = pq.PodMatch(query.experiment, query.namespace, query.label_keys, window)
         wider = _duration(query.window.seconds + pq.LOOKBACK_S)
-        candidates_found = self._instant(match.found(), end)
+        raw = self._instant(match.found(), end, raw=True)
+        if raw:
+            self._learn_workload(any("exported_pod" in r["metric"] for r in raw))
+        candidates_found = _canonical(raw)
         pods = sorted({_pod_key(r["metric"]) for r in candidates_found})
         if not pods:
-            names = self._instant(pq.candidates_query(query.namespace, query.label_keys, window), end)
+            names = self._instant(match.candidates(), end)
             candidates = {v for r in names for k, v in r["metric"].items() if k.startswith("label_") and v}
             self._sync()
             self.detail = "experiment not found in kube-state-metrics history"
@@ -97,13 +108,15 @@ class PrometheusCollector:
         # The candidates' other series; many pods are matched by a name prefix, so answers are kept to them.
         found = [r for r in candidates_found if r["metric"].get("__metric") == "kube_pod_labels"]
         unlabelled = sorted(set(pods) - {_pod_key(r["metric"]) for r in found})
+        spelling = self._spelling
         work = [
-            partial(self._instant, pq.pods_series_query("kube_pod_info", pods, window), end),
-            partial(self._instant, pq.pods_alive_query(pods), end),
-            partial(self._instant, pq.pods_active_query(pods, wider, window), end),
+            partial(self._instant, pq.pods_series_query("kube_pod_info", pods, window, spelling), end),
+            partial(self._instant, pq.pods_alive_query(pods, spelling), end),
+            partial(self._instant, pq.pods_active_query(pods, wider, window, spelling), end),
         ]
         if unlabelled:
-            work.append(partial(self._instant, pq.pods_series_query("kube_pod_labels", unlabelled, window), end))
+            query_ = pq.pods_series_query("kube_pod_labels", unlabelled, window, spelling)
+            work.append(partial(self._instant, query_, end))
         ours = set(pods)
         info, alive, active, *labels = [[r for r in a if _pod_key(r["metric"]) in ours] for a in self._parallel(work)]
         found += [r for answer in labels for r in answer]
@@ -113,11 +126,11 @@ class PrometheusCollector:
         self._checked[query.window] = (frozenset(pods), frozenset(moving))
         besides: list[Callable[[], list[dict[str, Any]]]] = []
         if vanished:
-            selector = Selectors((), tuple(vanished)).pod("kube_pod_info")
-            query_ = pq.last_seen_query(selector, "namespace, pod")
+            selector = Selectors((), tuple(vanished), spelling).pod("kube_pod_info")
+            query_ = pq.last_seen_query(selector, spelling.pod_by)
             besides.append(partial(self._range, query_, query, pq.PRESENCE_STEP_S))
         phases = pe.Targets(pods=MappingProxyType({PHASE: frozenset(moving)})) if moving else pe.Targets()
-        seen, edges = self._edge_answers(phases, "", (), query.window, besides)
+        seen, edges = self._edge_answers(phases, spelling, (), query.window, besides)
         self._phase_edges[query.window] = (frozenset(moving), edges)  # collect needs them too
         builder = SeriesBuilder()
         for answer in seen:
@@ -145,30 +158,39 @@ class PrometheusCollector:
         end = scope.window.end
         nodes, pods = scope.node_names, tuple(p.key for p in scope.pods)
         builder = SeriesBuilder()
-        sel = Selectors(nodes, pods)
-        present, gpu_refs, seen, utilization = self._parallel(
+        if pods and not self._workload_known:
+            answer = self._instant(pq.workload_spelling_query(pods, window), end)
+            self._learn_workload(bool(answer))
+        sel = Selectors(nodes, pods, self._spelling)
+        present, raw_gpus, utilization = self._parallel(
             [
                 lambda: self._families(sel, scope),
-                lambda: self._instant(pq.gpus_last_seen_query(nodes), end),
-                lambda: self._gpus_seen(nodes, scope) if nodes else [],
+                lambda: self._instant(pq.gpus_last_seen_query(nodes), end, raw=True),
                 lambda: self._utilization_strip(pods, scope) if self._utilization else [],
             ]
         )
+        self._spelling = spelling = pq.spelling_of(raw_gpus, present, self._spelling)
+        present = sorted({pq.canonical_metric(name) for name in present})
+        gpu_refs = _canonical(raw_gpus)
         node_refs = pq.nodes_last_seen(gpu_refs)
         builder.add_last_seen(node_refs)
-        label = next((k for r in node_refs for k in DCGM_NODE_LABELS if k in r["metric"]), "Hostname")
+        label = spelling.node_label
         models = tuple(sorted({r["metric"].get("modelName", "") for r in node_refs} - {""}))
-        sel = Selectors(nodes, pods, label)
-        first: list[Callable[[], list[dict[str, Any]]]] = [
+        sel = Selectors(nodes, pods, spelling)
+        first: list[Callable[[], list[Any]]] = [
             partial(self._instant, q, end)
             for q in chunked_or(pq.flag_parts(sel, present, window, models), pieces=self._pool_size)
         ]
+        first.append(lambda: self._gpus_seen(nodes, scope) if nodes else [])
         # Discovery already asked which of its pods changed over this window; ask only about the others.
         known = self._checked.get(scope.window, (frozenset(), frozenset()))
         unknown = tuple(p for p in pods if p not in known[0])
         whole = _duration(scope.window.seconds)
-        first.append(lambda: self._instant(pq.pods_active_query(unknown, window, whole), end) if unknown else [])
-        answers = self._parallel(first)
+        first.append(
+            lambda: self._instant(pq.pods_active_query(unknown, window, whole, spelling), end) if unknown else []
+        )
+        *answers, seen, active_answer = self._parallel(first)
+        answers.append(active_answer)
         vanished = sorted(set(seen) - {r["metric"].get("UUID", "") for r in gpu_refs} - {""})
         active = tuple(sorted({_pod_key(r["metric"]) for r in answers[-1]} | (known[1] & set(pods))))
         targets = pq.targets_of((i for a in answers[:-1] for i in a), label, active, present)
@@ -177,7 +199,7 @@ class PrometheusCollector:
         if PHASE in targets.pods:
             targets = targets.without(PHASE, phased)
             builder.add_edges(phase_edges, pq.pick_step(scope.window.seconds))
-        self._edges(builder, targets, label, models, scope, vanished)
+        self._edges(builder, targets, spelling, models, scope, vanished)
         self._dcgm_nodes = len({_node_of(r["metric"]) for r in node_refs})
         self._flagged = len(targets.uuids)
         self.fetched = builder.series() + utilization
@@ -188,7 +210,7 @@ class PrometheusCollector:
         self,
         builder: SeriesBuilder,
         targets: pe.Targets,
-        label: str,
+        spelling: Spelling,
         models: Sequence[str],
         scope: Scope,
         vanished: Sequence[str],
@@ -197,9 +219,9 @@ class PrometheusCollector:
         step = pq.pick_step(scope.window.seconds)
         besides = [
             partial(self._range, query, scope.query, pq.PRESENCE_STEP_S)
-            for query in _last_seen_queries(tuple(vanished), scope.node_names, label)
+            for query in _last_seen_queries(tuple(vanished), scope.node_names, spelling)
         ]
-        seen, answers = self._edge_answers(targets, label, models, scope.window, besides)
+        seen, answers = self._edge_answers(targets, spelling, models, scope.window, besides)
         for answer in seen:
             builder.add_last_seen(answer)
         builder.add_edges(answers, step)
@@ -207,7 +229,7 @@ class PrometheusCollector:
     def _edge_answers(
         self,
         targets: pe.Targets,
-        label: str,
+        spelling: Spelling,
         models: Sequence[str],
         window: Window,
         besides: Sequence[Callable[[], list[dict[str, Any]]]] = (),
@@ -225,7 +247,7 @@ class PrometheusCollector:
             c_first, c_last = _grid(window, coarse)
             work = [
                 partial(self._grid_range, q, c_first, c_last, coarse)
-                for q in pe.locate_queries(targets, label, models, step, pieces=self._pool_size)
+                for q in pe.locate_queries(targets, spelling, models, step, pieces=self._pool_size)
             ]
             answers = self._parallel([*besides, *work])
             other, besides = answers[: len(besides)], ()
@@ -236,7 +258,7 @@ class PrometheusCollector:
             partial(self._grid_range, q, a, b, step)
             for subset, a, b in spans
             if subset and a <= b
-            for q in pe.edge_queries(subset, label, models, step, pieces=1)
+            for q in pe.edge_queries(subset, spelling, models, step, pieces=1)
         ]
         answers = self._parallel([*besides, *work])
         other += answers[: len(besides)]
@@ -249,7 +271,8 @@ class PrometheusCollector:
             "start": scope.window.start.timestamp(),
             "end": scope.window.end.timestamp(),
         }
-        return [str(v) for v in self._call(lambda: self._client.get_label_values("UUID", params=params))]
+        uuid = self._spelling.uuid
+        return [str(v) for v in self._call(lambda: self._client.get_label_values(uuid, params=params))]
 
     def _utilization_strip(self, pods: Sequence[tuple[str, str]], scope: Scope) -> list[Series]:
         """Each pod's GPU utilization at about 120 points: a range query per pod-label spelling (more only for very
@@ -279,8 +302,16 @@ class PrometheusCollector:
 
     # --- requests -------------------------------------------------------------------------------------------
 
-    def _instant(self, expr: str, at: datetime) -> list[dict[str, Any]]:
-        return self._call(lambda: self._client.custom_query(expr, params={"time": at.timestamp()}))
+    def _learn_workload(self, exported: bool) -> None:
+        """kube-state-metrics' pod series name the workload exported_* (scraped without honorLabels) or not."""
+        self._workload_known = True
+        workload = EXPORTED_WORKLOAD if exported else CANONICAL.workload
+        self._spelling = replace(self._spelling, workload=workload)
+
+    def _instant(self, expr: str, at: datetime, raw: bool = False) -> list[dict[str, Any]]:
+        """The answer in the canonical spelling (``raw``: as the server spelt it)."""
+        answer = self._call(lambda: self._client.custom_query(expr, params={"time": at.timestamp()}))
+        return answer if raw else _canonical(answer)
 
     def _range(self, expr: str, query: Query, step: int) -> list[dict[str, Any]]:
         """From the first grid point after the window start to exactly its end (last samples are never missed)."""
@@ -290,8 +321,12 @@ class PrometheusCollector:
     def _grid_range(self, expr: str, first: float, last: float, step: int) -> list[dict[str, Any]]:
         """Exactly these grid points, so every server evaluates the same ones."""
         params = {"start": first, "end": last, "step": f"{step}s"}
-        return self._call(
-            lambda: self._client.custom_query_range(expr, from_unix(first), from_unix(last), f"{step}s", params=params)
+        return _canonical(
+            self._call(
+                lambda: self._client.custom_query_range(
+                    expr, from_unix(first), from_unix(last), f"{step}s", params=params
+                )
+            )
         )
 
     def _call(self, request: Callable[[], Any]) -> list[dict[str, Any]]:
@@ -360,17 +395,17 @@ def _grid(window: Window, step: int) -> tuple[float, float]:
     return (first if first > to_unix(window.start) else first + step), last
 
 
-def _last_seen_queries(uuids: tuple[str, ...], nodes: Sequence[str], label: str) -> list[str]:
+def _last_seen_queries(uuids: tuple[str, ...], nodes: Sequence[str], spelling: Spelling) -> list[str]:
     """The last sample times of GPUs that stopped reporting, halved until each query is short enough for every
     server (a node pool scaled away after the job can leave thousands)."""
     if not uuids:
         return []
-    gone = Selectors(tuple(nodes), (), label, uuids).gpu(pq.PRESENCE_METRIC, by_uuid=True)
-    query = pq.last_seen_query(gone, f"{label}, gpu, UUID, {pq.DCGM_POD_LABELS}")
+    gone = Selectors(tuple(nodes), (), spelling, uuids).gpu(pq.PRESENCE_METRIC, by_uuid=True)
+    query = pq.last_seen_query(gone, f"{spelling.node_label}, gpu, {spelling.uuid}, {pq.DCGM_POD_LABELS}")
     if len(query) <= MAX_QUERY_CHARS or len(uuids) == 1:
         return [query]
     half = len(uuids) // 2
-    return _last_seen_queries(uuids[:half], nodes, label) + _last_seen_queries(uuids[half:], nodes, label)
+    return _last_seen_queries(uuids[:half], nodes, spelling) + _last_seen_queries(uuids[half:], nodes, spelling)
 
 
 def _util_queries(pods: tuple[tuple[str, str], ...], step: int) -> list[str]:
@@ -382,6 +417,11 @@ def _util_queries(pods: tuple[tuple[str, str], ...], step: int) -> list[str]:
         return exprs
     half = len(pods) // 2
     return _util_queries(pods[:half], step) + _util_queries(pods[half:], step)
+
+
+def _canonical(answer: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Query answers with their labels in the canonical spelling (``_prom_model.canonical_labels``)."""
+    return [{**item, "metric": canonical_labels(item["metric"])} if "metric" in item else item for item in answer]
 
 
 def _pod_key(labels: Mapping[str, str]) -> tuple[str, str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from whathappened.collectors._openmetrics import parse_openmetrics, write_openmetrics
+from whathappened.collectors._prom_model import canonical_series
 from whathappened.collectors._prom_series import Series, discover_from_series, events_from_series
 from whathappened.collectors._prom_util import pod_of
 from whathappened.collectors.prometheus import PrometheusCollector
@@ -109,7 +110,9 @@ def test_live_equals_offline_analysis(live, name: str, backend: str) -> None:
     assert [e.identity for e in run.events] == [e.identity for e in expected]
     assert [dict(e.attrs) for e in run.events] == [dict(e.attrs) for e in expected]
     pods = {p.key for p in run.scope.pods}
-    attributed = any(s.name == "DCGM_FI_DEV_GPU_UTIL" and pod_of(s.labels) in pods for s in recorded(name))
+    attributed = any(
+        s.name == "DCGM_FI_DEV_GPU_UTIL" and pod_of(s.labels) in pods for s in map(canonical_series, recorded(name))
+    )
     assert any(e.kind == "gpu-utilization" for e in run.events) == attributed
     assert run.collector.requests <= 30
     assert run.collector.detail
@@ -308,4 +311,15 @@ def test_each_release_shape_gives_the_events_of_the_default_shape(live, name: st
 
 
 # What a release cannot say: kube-state-metrics before v2.19 has no DisruptionTarget reason in any family.
-NOT_IN_RELEASE = {"ksm-v2.13": {Kind.DISRUPTION_TARGET}}
+NOT_IN_RELEASE = {"ksm-v2.13": {Kind.DISRUPTION_TARGET}, "ksm-v2.13-exported": {Kind.DISRUPTION_TARGET}}
+
+
+@pytest.mark.parametrize("name", ["ksm-servicemonitor-exported", "dcgm-2x-old-namespace", "dcgm-1x-names"])
+def test_a_collector_that_did_not_discover_learns_the_spelling_itself(live, prometheus_servers, name: str) -> None:
+    """Pods found by the Kubernetes API alone (no discovery through Prometheus): the collector asks once how
+    kube-state-metrics names the workload, and reads the exporter's UUID label and metric names from its GPUs."""
+    run = live(name, "prometheus")
+    fresh = PrometheusCollector(PrometheusSettings(url=prometheus_servers.url_for(name, SOURCES[name])))
+    events = list(fresh.collect(run.scope))
+    assert [e.identity for e in events] == [e.identity for e in run.events]
+    assert fresh.requests <= 30

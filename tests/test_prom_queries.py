@@ -9,7 +9,7 @@ from types import MappingProxyType
 from whathappened.collectors import _prom_edges as pe
 from whathappened.collectors import _prom_queries as pq
 from whathappened.collectors._prom_answers import SeriesBuilder
-from whathappened.collectors._prom_promql import Selectors, chunked_or, regex_union
+from whathappened.collectors._prom_promql import CANONICAL, Selectors, chunked_or, regex_union
 from whathappened.collectors._prom_signals import SIGNALS, UTIL_COLLAPSE, Where
 
 NODES = tuple(f"aks-h100pool-28731945-vmss{n:06d}" for n in range(512))
@@ -62,11 +62,11 @@ def a_whole_job_failing() -> pe.Targets:
 
 
 def test_a_large_scope_stays_under_victoriametrics_query_limit_and_the_query_budget() -> None:
-    sel = Selectors(NODES, PODS, "Hostname")
+    sel = Selectors(NODES, PODS, CANONICAL)
     targets = a_whole_job_failing()
     flags = chunked_or(pq.flag_parts(sel, PRESENT, "21900s", MODELS), pieces=4)
-    locate = pe.locate_queries(targets, "Hostname", MODELS, 15, pieces=4)
-    edges = pe.edge_queries(targets, "Hostname", MODELS, 15)
+    locate = pe.locate_queries(targets, CANONICAL, MODELS, 15, pieces=4)
+    edges = pe.edge_queries(targets, CANONICAL, MODELS, 15)
     discovery = [
         pq.PodMatch(
             "llama-405b-pretrain-r2", "research", tuple(f"k{i}.example.com/name" for i in range(10)), "21600s"
@@ -86,7 +86,7 @@ def test_a_large_scope_stays_under_victoriametrics_query_limit_and_the_query_bud
 
 def test_a_few_gpus_are_matched_by_uuid() -> None:
     targets = pe.Targets(gpus=MappingProxyType({"DCGM_FI_DEV_XID_ERRORS": frozenset(UUIDS[:3])}))
-    [query] = pe.edge_queries(targets, "Hostname", MODELS, 15)
+    [query] = pe.edge_queries(targets, CANONICAL, MODELS, 15)
     assert f'UUID=~"{regex_union(UUIDS[:3])}"' in query and "Hostname" not in query
     assert '"__old", "1"' in query  # the values before each change come in the same answer
 
@@ -157,7 +157,7 @@ def test_last_seen_of_thousands_of_vanished_gpus_is_split_under_the_limit() -> N
     """A node pool scaled away after the job leaves every GPU 'vanished': no single 150 KB query."""
     from whathappened.collectors.prometheus import _last_seen_queries
 
-    queries = _last_seen_queries(UUIDS, NODES, "Hostname")
+    queries = _last_seen_queries(UUIDS, NODES, CANONICAL)
     assert len(queries) > 1 and max(len(q) for q in queries) < 15_000
     assert len(queries) <= 16 and sum(q.count("-4a1b-9c2d-") for q in queries) == len(UUIDS)  # each GPU once
-    assert _last_seen_queries((), NODES, "Hostname") == []
+    assert _last_seen_queries((), NODES, CANONICAL) == []

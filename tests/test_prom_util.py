@@ -104,7 +104,8 @@ def test_one_event_per_pod_with_the_strip_from_raw_and_from_a_query_answer_alike
 
 def test_queries_read_both_pod_label_spellings_and_pack_mean_and_count() -> None:
     queries = pod_util_queries('"team-lm"', '"trainer-(?:0|1)"', 60)
-    assert [q.count("DCGM_FI_DEV_GPU_UTIL{") for q in queries] == [1, 1, 1]  # one per spelling, no `or` to match
+    # one per pod-label spelling, no `or` to match; the gauge in its current and its 1.x-compatibility name
+    assert [q.count('{__name__=~"DCGM_FI_DEV_GPU_UTIL|dcgm_gpu_utilization",') for q in queries] == [1, 1, 1]
     assert 'exported_namespace=~"team-lm",exported_pod=~"trainer-(?:0|1)"' in queries[2]
     assert all("[59999ms]" in q for q in queries)  # (t - 60 s, t] on every server
     assert 'pod_name=~"trainer-(?:0|1)",pod=""' in queries[1]

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from whathappened.collectors._openmetrics import parse_openmetrics
 from whathappened.collectors._prom_events import dcgm_pod, node_of
-from whathappened.collectors._prom_model import Series
+from whathappened.collectors._prom_model import Series, canonical_labels, canonical_series
 from whathappened.collectors._prom_series import events_from_series
 from whathappened.collectors._prom_signals import SIGNALS
+from whathappened.collectors._prom_vocab import canonical_metric
 
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, Window
@@ -106,17 +107,74 @@ def test_default_counters_need_nothing_that_is_off_by_default(name: str) -> None
     """Every release's counter list (comment lines are off): the Xid gauge is on; what the collector reads besides
     is either on or optional (ECC totals, NVLink errors, violations are off by default in every release, and the
     analysis goes on without them, the kernel log being the Xids' ground truth)."""
-    enabled = set()
-    for row in csv.reader((SAMPLES / name).read_text(encoding="utf-8").splitlines()):
-        if row and not row[0].lstrip().startswith("#") and row[0].strip().lower().startswith("dcgm_"):
-            enabled.add(row[0].strip())
-    if "1.x-compatibility" in name:  # the 1.x names (dcgm_xid_errors): not read, see the README's Compatibility
-        assert "dcgm_xid_errors" in enabled and not any(e.startswith("DCGM_") for e in enabled)
-        return
+    enabled = {canonical_metric(row) for row in counter_rows(name) if not row.startswith("#")}
     assert {"DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED"} <= enabled
     assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" not in enabled
     read = {s.metric for s in SIGNALS if s.metric.startswith("DCGM_")}
     assert read - enabled, "the collector also reads counters a default install leaves off"
+
+
+def counter_rows(name: str) -> list[str]:
+    """The metric names of a counters file, each commented-out row (off by default) as ``#name``."""
+    rows = []
+    for row in csv.reader((SAMPLES / name).read_text(encoding="utf-8").splitlines()):
+        first = row[0].strip() if row else ""
+        bare = first.lstrip("#").strip()
+        if bare.lower().startswith("dcgm_") and " " not in bare:
+            rows.append(("#" if first.startswith("#") else "") + bare)
+    return rows
+
+
+def test_every_1x_compatibility_name_reads_as_its_field() -> None:
+    """The 1.x-compatibility counters file (dcgm_xid_errors, dcgm_gpu_utilization, lower-case profiling names): each
+    name, on or off, is read as the DCGM field it stands for, every field the collector reads among them."""
+    old = {row.lstrip("#") for row in counter_rows("dcgm-exporter-3.3.9-3.6.1-1.x-compatibility-metrics.csv")}
+    assert len(old) > 30 and all(name.startswith("dcgm_") for name in old)
+    fields = {canonical_metric(name) for name in old}
+    assert all(field.startswith("DCGM_FI_") for field in fields) and len(fields) == len(old)
+    current = {row.lstrip("#") for row in counter_rows("dcgm-exporter-3.3.9-3.6.1-default-counters.csv")}
+    assert fields - current <= {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"} | {f for f in fields if "_PROF_" in f}
+    read = {s.metric for s in SIGNALS if s.metric.startswith("DCGM_FI_")}
+    assert read - fields <= {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"}
+
+
+# dcgm-exporter's 1.x names with the exporter's pod in Hostname (NVIDIA/dcgm-exporter#188), and --use-old-namespace
+# with MIG (#272), verbatim from shared/reference/real-formats.md section 1.3
+OLD_NAME_LINES = (
+    'dcgm_gpu_utilization{gpu="0",UUID="GPU-c1f38265-5e7c-0a81-14a0-240a35ea8160",device="nvidia0",'
+    'Hostname="dcgm-exporter-6ldbb",container="",namespace="",pod=""} 0',
+    'dcgm_fi_prof_gr_engine_active{gpu="0",uuid="GPU-ed1353d6-52ba-8793-7230-4d5d3eb68167",device="nvidia0",'
+    'modelName="NVIDIA A100 80GB PCIe",GPU_I_PROFILE="3g.40gb",GPU_I_ID="1",container_name="",pod_name="",'
+    'pod_namespace=""} 0.000000',
+)
+
+
+def test_old_names_and_the_old_namespace_uuid_read_in_the_current_spelling() -> None:
+    series, problems = parse_openmetrics("\n".join(f"{line} {SCRAPED_AT}" for line in OLD_NAME_LINES) + "\n# EOF\n")
+    assert problems == []
+    util, prof = (canonical_series(s) for s in series)
+    assert util.name == "DCGM_FI_DEV_GPU_UTIL" and util.labels["UUID"] == "GPU-c1f38265-5e7c-0a81-14a0-240a35ea8160"
+    assert prof.name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" and "uuid" not in prof.labels
+    assert prof.labels["UUID"] == "GPU-ed1353d6-52ba-8793-7230-4d5d3eb68167" and prof.labels["GPU_I_ID"] == "1"
+    assert dcgm_pod(prof.labels) is None and dcgm_pod(util.labels) is None
+
+
+def test_ksm_scraped_without_honor_labels_names_the_workload_not_kube_state_metrics() -> None:
+    """The standalone chart's ServiceMonitor (honorLabels false): the pod's namespace, pod and container are
+    renamed exported_*, the target's (kube-state-metrics' own) take their place; read back, the workload's win and
+    a container label the series never had (the target's) is dropped."""
+    info = {
+        "exported_namespace": "research", "exported_pod": "llama-worker-3", "node": "gpu-node-7", "uid": "u-1",
+        "container": "kube-state-metrics", "endpoint": "http", "namespace": "monitoring",
+        "pod": "kube-state-metrics-7d9c8b5f4-q2xkz", "service": "kube-state-metrics", "job": "kube-state-metrics",
+    }  # fmt: skip
+    read = canonical_labels(info)
+    assert (read["namespace"], read["pod"], read["node"]) == ("research", "llama-worker-3", "gpu-node-7")
+    assert "container" not in read and not any(k.startswith("exported_") for k in read)
+    terminated = {**info, "exported_container": "pytorch", "reason": "OOMKilled"}
+    assert canonical_labels(terminated)["container"] == "pytorch"
+    honored = {"namespace": "research", "pod": "llama-worker-3", "container": "pytorch"}
+    assert canonical_labels(honored) is honored
 
 
 def reason_series(name: str) -> list[Series]:

@@ -116,8 +116,14 @@ STYLED: dict[str, tuple[str, str, dict[str, Any]]] = {
     ),
     "dcgm-2x-old-namespace": (
         "nvlink-error",
-        "dcgm-exporter 2.x run with --use-old-namespace: pod_name, pod_namespace, container_name.",
-        {"dcgm": DcgmStyle(pci_bus_id=False, driver_label=False, pod_labels="old-namespace")},
+        "dcgm-exporter 2.x run with --use-old-namespace and the 1.x counters file: uuid, pod_name, pod_namespace,"
+        " container_name, dcgm_nvlink_flit_crc_error_count_total.",
+        {"dcgm": DcgmStyle(pci_bus_id=False, driver_label=False, pod_labels="old-namespace", old_names=True)},
+    ),
+    "dcgm-1x-names": (
+        "xid79-fallen-off-bus",
+        "dcgm-exporter with the 1.x-compatibility counters file: dcgm_xid_errors, dcgm_gpu_utilization, UUID.",
+        {"dcgm": DcgmStyle(pci_bus_id=False, xid_err_labels=True, old_names=True)},
     ),
     "dcgm-3x-servicemonitor": (
         "ecc-dbe",
@@ -153,6 +159,17 @@ STYLED: dict[str, tuple[str, str, dict[str, Any]]] = {
         "node-pressure-eviction",
         "kube-state-metrics v2.3-v2.18: every listed reason a series, 0 or 1; no disruption-reason family.",
         {"ksm_release": "v2.13"},
+    ),
+    "ksm-servicemonitor-exported": (
+        "history-after-deletion",
+        "kube-state-metrics scraped by the standalone chart's ServiceMonitor (honorLabels false): exported_pod,"
+        " exported_namespace, exported_container; pod and namespace name kube-state-metrics itself.",
+        {"ksm_honor_labels": False},
+    ),
+    "ksm-v2.13-exported": (
+        "maintenance-eviction",
+        "kube-state-metrics v2.13, scraped without honorLabels: 0/1 reasons under exported_pod.",
+        {"ksm_release": "v2.13", "ksm_honor_labels": False},
     ),
     "ksm-v2.19": (
         "guard-drain-exit137-not-oom",

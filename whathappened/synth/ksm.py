@@ -30,6 +30,7 @@ def _pod_labels(pod: Pod) -> list[tuple[str, str]]:
 
 
 def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
+    track = partial(_write_track, honor_labels=rec.ksm_honor_labels)
     pods = rec.pods
     out.family("kube_pod_info", "gauge", "Information about pod.")
     for pod in pods:
@@ -46,17 +47,17 @@ def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
             ("priority_class", pod.priority_class),
             ("host_network", "false"),
         ]
-        _write_track(out, grid, "kube_pod_info", labels, b, e, lambda t: "1")
+        track(out, grid, "kube_pod_info", labels, b, e, lambda t: "1")
     out.family("kube_pod_labels", "gauge", "Kubernetes labels converted to Prometheus labels.")
     for pod in pods:
         b, e = _pod_span(rec, grid, pod)
         labels = _pod_labels(pod) + sorted((_sanitize(k), v) for k, v in pod.labels.items())
-        _write_track(out, grid, "kube_pod_labels", labels, b, e, lambda t: "1")
+        track(out, grid, "kube_pod_labels", labels, b, e, lambda t: "1")
     out.family("kube_pod_status_phase", "gauge", "The pods current phase.")
     for pod in pods:
         b, e = _pod_span(rec, grid, pod)
         for phase in _PHASES:
-            _write_track(
+            track(
                 out,
                 grid,
                 "kube_pod_status_phase",
@@ -70,6 +71,7 @@ def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
 
 
 def _reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
+    track = partial(_write_track, honor_labels=rec.ksm_honor_labels)
     out.family("kube_pod_status_reason", "gauge", "The pod status reasons")
     listed = KSM_REASONS_BY_RELEASE.get(rec.ksm_release)
     if listed is not None:
@@ -78,7 +80,7 @@ def _reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
     for pod in rec.pods:
         if pod.status_reason in _KSM_REASONS and pod.finished is not None:
             b, e = _pod_span(rec, grid, pod)
-            _write_track(
+            track(
                 out,
                 grid,
                 "kube_pod_status_reason",
@@ -91,7 +93,7 @@ def _reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
     for pod in rec.pods:
         if pod.disruption is not None:
             b, e = _pod_span(rec, grid, pod)
-            _write_track(
+            track(
                 out,
                 grid,
                 "kube_pod_status_disruption_reason",
@@ -105,6 +107,7 @@ def _reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
 def _listed_reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid, listed: tuple[str, ...]) -> None:
     """Up to v2.19 every pod has one series per listed reason for its whole life, 0 until the reason holds (its
     status reason, or from v2.19 a DisruptionTarget condition's reason), then 1; no disruption-reason family."""
+    track = partial(_write_track, honor_labels=rec.ksm_honor_labels)
     for pod in rec.pods:
         b, e = _pod_span(rec, grid, pod)
         holds: dict[str, float] = {}
@@ -115,10 +118,11 @@ def _listed_reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid, listed: 
         for reason in listed:
             since = holds.get(reason, float("inf"))
             labels = [*_pod_labels(pod), ("reason", reason)]
-            _write_track(out, grid, "kube_pod_status_reason", labels, b, e, partial(_from, since))
+            track(out, grid, "kube_pod_status_reason", labels, b, e, partial(_from, since))
 
 
 def _containers(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
+    track = partial(_write_track, honor_labels=rec.ksm_honor_labels)
     out.family(
         "kube_pod_container_status_terminated_reason",
         "gauge",
@@ -128,7 +132,7 @@ def _containers(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
         if pod.finished is not None and pod.kubelet_lost_at is None:
             b, e = _pod_span(rec, grid, pod)
             labels = [*_pod_labels(pod), ("container", pod.container), ("reason", pod.term_reason or "Error")]
-            _write_track(
+            track(
                 out,
                 grid,
                 "kube_pod_container_status_terminated_reason",
@@ -147,7 +151,7 @@ def _containers(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
             b, e = _pod_span(rec, grid, pod)
             reason = pod.runs[-1].reason
             labels = [*_pod_labels(pod), ("container", pod.container), ("reason", reason)]
-            _write_track(
+            track(
                 out,
                 grid,
                 "kube_pod_container_status_last_terminated_reason",
@@ -166,7 +170,7 @@ def _containers(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
             b, e = _pod_span(rec, grid, pod)
             since = pod.runs[-1].finished if pod.runs else pod.scheduled + timedelta(seconds=20)
             labels = [*_pod_labels(pod), ("container", pod.container), ("reason", pod.waiting[0])]
-            _write_track(
+            track(
                 out,
                 grid,
                 "kube_pod_container_status_waiting_reason",
@@ -180,7 +184,7 @@ def _containers(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
         if pod.started is not None and pod.kubelet_lost_at is None:
             b, e = _pod_span(rec, grid, pod)
             ends = [r.finished.timestamp() for r in pod.runs]
-            _write_track(
+            track(
                 out,
                 grid,
                 "kube_pod_container_status_restarts_total",
@@ -192,11 +196,12 @@ def _containers(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
 
 
 def write_nodes(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
+    track = partial(_write_track, honor_labels=rec.ksm_honor_labels)
     end = len(grid.times)
     out.family("kube_node_spec_unschedulable", "gauge", "Whether a node can schedule new pods.")
     for node in rec.nodes:
         cordon = _ts(rec.cordoned.get(node.name))
-        _write_track(
+        track(
             out,
             grid,
             "kube_node_spec_unschedulable",
@@ -210,13 +215,13 @@ def write_nodes(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
         stop = grid.index(rec.node_gone.get(node.name), end)
         for key, value, effect, t in rec.taints.get(node.name, []):
             labels = [("node", node.name), ("key", key), ("value", value), ("effect", effect)]
-            _write_track(out, grid, "kube_node_spec_taint", labels, grid.index(t, end), stop, lambda t: "1")
+            track(out, grid, "kube_node_spec_taint", labels, grid.index(t, end), stop, lambda t: "1")
     out.family("kube_node_status_condition", "gauge", "The condition of a cluster node.")
     for node in rec.nodes:
         stop = grid.index(rec.node_gone.get(node.name), end)
         changes = rec.node_ready.get(node.name, [])
         for status in ("true", "false", "unknown"):
-            _write_track(
+            track(
                 out,
                 grid,
                 "kube_node_status_condition",
@@ -228,7 +233,7 @@ def write_nodes(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
         for cond, since, active in rec.node_conditions.get(node.name, []):
             for status in ("true", "false", "unknown"):
                 want = "true" if active else "false"
-                _write_track(
+                track(
                     out,
                     grid,
                     "kube_node_status_condition",

@@ -41,6 +41,18 @@ HELP = {
     "DCGM_FI_DEV_POWER_USAGE": "Power draw (in W).",
     "DCGM_FI_DEV_FB_USED": "Framebuffer memory used (in MiB).",
 }
+# dcgm-exporter's 1.x-compatibility names (its etc/1.x-compatibility-metrics.csv) of the fields written here; a
+# field that file has no row for is not exported in that mode
+OLD_NAMES = {
+    "DCGM_FI_DEV_GPU_UTIL": "dcgm_gpu_utilization",
+    "DCGM_FI_DEV_XID_ERRORS": "dcgm_xid_errors",
+    "DCGM_FI_DEV_GPU_TEMP": "dcgm_gpu_temp",
+    "DCGM_FI_DEV_POWER_USAGE": "dcgm_power_usage",
+    "DCGM_FI_DEV_FB_USED": "dcgm_fb_used",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": "dcgm_ecc_dbe_volatile_total",
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": "dcgm_nvlink_flit_crc_error_count_total",
+    "DCGM_FI_DEV_THERMAL_VIOLATION": "dcgm_thermal_violation",
+}
 _PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 _KSM_REASONS = {
     "Evicted",
@@ -52,6 +64,30 @@ _KSM_REASONS = {
     "UnexpectedAdmissionError",
 }
 KSM = (("instance", "10.244.0.17:8080"), ("job", "kube-state-metrics"))
+# kube-state-metrics scraped through the standalone chart's ServiceMonitor, whose honorLabels defaults to false:
+# the target's own labels win and the series' namespace, pod and container become exported_<name>
+KSM_SERVICEMONITOR = (
+    ("container", "kube-state-metrics"),
+    ("endpoint", "http"),
+    ("instance", "10.244.0.17:8080"),
+    ("job", "kube-state-metrics"),
+    ("namespace", "monitoring"),
+    ("pod", "kube-state-metrics-7d9c8b5f4-q2xkz"),
+    ("service", "kube-state-metrics"),
+)
+
+
+def scraped(
+    labels: Sequence[tuple[str, str]], target: Sequence[tuple[str, str]], honor_labels: bool = True
+) -> list[tuple[str, str]]:
+    """The series' labels as Prometheus stores them (its honor_labels rule): with honor_labels the series' own
+    labels win and the target's are added where missing; without it a clashing label of the series is renamed
+    exported_<name> and the target's label takes its place."""
+    if honor_labels:
+        own = {k for k, _ in labels}
+        return [*labels, *((k, v) for k, v in target if k not in own)]
+    clash = {k for k, _ in target}
+    return [*((f"exported_{k}" if k in clash else k, v) for k, v in labels), *target]
 
 
 class Grid:
@@ -149,7 +185,7 @@ class DcgmWriter:
         g, style = node.gpus[gpu], self.rec.dcgm
         return [
             ("gpu", str(g.index)),
-            ("UUID", g.uuid),
+            ("uuid" if style.pod_labels == "old-namespace" else "UUID", g.uuid),  # --use-old-namespace
             *([("pci_bus_id", g.pci_bus_id)] if style.pci_bus_id else []),
             ("device", g.device),
             ("modelName", node.model_name),
@@ -188,18 +224,25 @@ class DcgmWriter:
             out += [(names[1], pod.namespace), (names[2], pod.name)]
         return out
 
+    def _name(self, field: str) -> str | None:
+        """The field's metric name in this exporter's counters file (None: not exported)."""
+        return OLD_NAMES.get(field) if self.rec.dcgm.old_names else field
+
     def write(self, out: OpenMetricsWriter, field: str, kind: str = "gauge") -> None:
-        out.family(field, kind, HELP.get(field, ""))
+        name = self._name(field)
+        if name is None:
+            return
+        out.family(name, kind, HELP.get(field, ""))
         for node in self.rec.nodes:
             for gpu in range(len(node.gpus)):
-                self._gpu(out, field, node, gpu)
+                self._gpu(out, field, node, gpu, name)
 
-    def _gpu(self, out: OpenMetricsWriter, field: str, node: Node, gpu: int) -> None:
+    def _gpu(self, out: OpenMetricsWriter, field: str, node: Node, gpu: int, name: str) -> None:
         by_labels: dict[str, list[tuple[int, int, Pod | None]]] = {}
         order: list[str] = []
         for pod, begin, end in _gpu_segments(self.rec, self.grid, node, gpu, self.by_node):
             for b, e, xid in self._xid_split(node, gpu, begin, end, field):
-                key = f"{field}{{{labels_text(self._base(node, gpu) + self._attrs(pod, xid) + self._target(node))}}} "
+                key = f"{name}{{{labels_text(self._base(node, gpu) + self._attrs(pod, xid) + self._target(node))}}} "
                 if key not in by_labels:
                     by_labels[key] = []
                     order.append(key)
@@ -274,11 +317,14 @@ class DcgmWriter:
         for c in self.rec.counters:
             families.setdefault(c.metric, []).append(c)
         for metric, items in families.items():
-            out.family(metric, "counter" if metric.endswith("_total") else "gauge")
+            name = self._name(metric)
+            if name is None:
+                continue
+            out.family(name, "counter" if metric.endswith("_total") else "gauge")
             for node in self.rec.nodes:
                 for gpu in range(len(node.gpus)):
                     steps = [s for c in items if c.node == node.name and c.gpu == gpu for s in c.steps]  # type: ignore[attr-defined]
-                    self._counter_series(out, metric, node, gpu, sorted(steps))
+                    self._counter_series(out, name, node, gpu, sorted(steps))
 
     def _counter_series(
         self, out: OpenMetricsWriter, metric: str, node: Node, gpu: int, steps: list[tuple[datetime, float]]
@@ -297,11 +343,20 @@ Track = Callable[[int], str]
 
 
 def _write_track(
-    out: OpenMetricsWriter, grid: Grid, name: str, labels: list[tuple[str, str]], b: int, e: int, value: Track
+    out: OpenMetricsWriter,
+    grid: Grid,
+    name: str,
+    labels: list[tuple[str, str]],
+    b: int,
+    e: int,
+    value: Track,
+    honor_labels: bool = True,
 ) -> None:
+    """A kube-state-metrics series over grid points [b, e), scraped with or without honorLabels."""
     if e > b:
+        target = KSM if honor_labels else KSM_SERVICEMONITOR
         out.series(
-            f"{name}{{{labels_text(labels + list(KSM))}}} ",
+            f"{name}{{{labels_text(scraped(labels, target, honor_labels))}}} ",
             [value(grid.times[k]) for k in range(b, e)],
             grid.stamps[b:e],
         )

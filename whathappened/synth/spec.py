@@ -240,6 +240,8 @@ class DcgmStyle:
     # only a label the scrape config adds (``node_label``) names the node
     hostname_is_exporter: bool = False
     node_label: str = ""
+    # the 1.x-compatibility counters file (etc/1.x-compatibility-metrics.csv): dcgm_xid_errors, dcgm_gpu_utilization
+    old_names: bool = False
     fields: tuple[str, ...] = (
         "DCGM_FI_DEV_GPU_UTIL",
         "DCGM_FI_DEV_XID_ERRORS",
@@ -277,6 +279,9 @@ class Recording:
     ksm_scrape_seconds: int = 0  # 0: same as scrape_seconds
     dcgm: DcgmStyle = field(default_factory=DcgmStyle)
     ksm_release: str = "v2.20"
+    # kube-prometheus-stack scrapes kube-state-metrics with honorLabels true; the standalone chart's
+    # ServiceMonitor does not, and the workload's pod labels become exported_namespace/exported_pod/...
+    ksm_honor_labels: bool = True
     k8s_release: str = ""  # how pod status reasons are worded (synth.kube.STATUS_BY_RELEASE); "" the current way  # kube-state-metrics' emission style (KSM_REASONS_BY_RELEASE)
     xids: dict[tuple[str, int], list[tuple[datetime, int]]] = field(default_factory=dict)
     gpu_gone: dict[tuple[str, int], datetime] = field(default_factory=dict)
