@@ -125,7 +125,7 @@ def _gpu_matcher(uuids: Iterable[str], targets: Targets, spelling: Spelling) -> 
     nodes = {targets.gpu_nodes.get(u, "") for u in uuids}
     if len(by_uuid) <= SHORT_MATCHER or "" in nodes:
         return by_uuid
-    by_node = f"{spelling.node_label}=~{quote(regex_union(nodes))}"
+    by_node = f"{spelling.node_label}=~{quote(regex_union(spelling.hosts_of(nodes)))}"
     return by_node if len(by_node) < len(by_uuid) else by_uuid
 
 

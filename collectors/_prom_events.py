@@ -46,7 +46,8 @@ def node_of(labels: Mapping[str, str], known: Container[str] = ()) -> str | None
         if value:
             if value in known:
                 return value
-            first = first or value
+            if key != "instance":  # a scrape address unless relabelled to a node's name: never a node by itself
+                first = first or value
     return first
 
 

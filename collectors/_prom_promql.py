@@ -10,8 +10,9 @@ from types import MappingProxyType
 
 METRIC = "__metric"  # the series' metric name, which functions and comparisons would drop
 OLD = "__old"  # marks the values just before CHANGE edges, answered with the edges themselves
-# dcgm-exporter's node labels, then the ones relabelling adds; the first that names the scope's nodes is used
-DCGM_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "nodename", "nodeName")
+# dcgm-exporter's node labels, then the ones relabelling adds (the GPU Operator's documented relabelling writes the
+# node's name into instance); the first that names the scope's nodes is used
+DCGM_NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "nodename", "nodeName", "instance")
 MAX_QUERY_CHARS = 15_000  # VictoriaMetrics refuses queries over 16 KiB by default
 
 
@@ -76,15 +77,30 @@ class Spelling:
     spelling, ``_prom_model.canonical_labels``): dcgm-exporter's node label; the workload's namespace and pod on
     kube-state-metrics series (``exported_*`` when a ServiceMonitor scrapes it without honorLabels, the
     standalone chart's default); the GPU's UUID label (``uuid`` under dcgm-exporter's --use-old-namespace); and
-    dcgm-exporter's metric names (its 1.x-compatibility names, canonical name -> this server's)."""
+    dcgm-exporter's metric names (its 1.x-compatibility names, canonical name -> this server's); and, where the
+    exporter writes its own pod's name into its node label (an older GPU Operator, not relabelled), the name it
+    gives each node (``hosts``: node -> exporter pod, found through kube-state-metrics)."""
 
     node_label: str = "Hostname"
     workload: tuple[str, str] = ("namespace", "pod")
     uuid: str = "UUID"
     names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    hosts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
 
     def name(self, metric: str) -> str:
         return self.names.get(metric, metric)
+
+    def hosts_of(self, nodes: Iterable[str]) -> list[str]:
+        """What the exporter's node label says for these nodes."""
+        return [self.hosts.get(node, node) for node in nodes]
+
+    def placed(self, labels: Mapping[str, str]) -> Mapping[str, str]:
+        """An answer's labels with the exporter's name for a node replaced by the node's."""
+        if not self.hosts:
+            return labels
+        nodes = {host: node for node, host in self.hosts.items()}
+        moved = {k: nodes[v] for k, v in labels.items() if k in DCGM_NODE_LABELS and v in nodes}
+        return {**labels, **moved} if moved else labels
 
     def on_node_label(self, label: str) -> Spelling:
         return replace(self, node_label=label)
@@ -118,7 +134,7 @@ class Selectors:
         where = (
             f"{self.spelling.uuid}=~{quote(regex_union(self.uuids))}"
             if by_uuid
-            else f"{self.node_label}=~{quote(regex_union(self.nodes))}"
+            else f"{self.node_label}=~{quote(regex_union(self.spelling.hosts_of(self.nodes)))}"
         )
         names = self.spelling.name(names)
         return "{" + ",".join(p for p in (f'__name__=~"{names}"', where, extra) if p) + "}"

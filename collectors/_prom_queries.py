@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from whathappened.collectors._prom_edges import Targets, pod_matcher
+from whathappened.collectors._prom_events import EXPORTER_POD
 from whathappened.collectors._prom_promql import (
     CANONICAL,
     DCGM_NODE_LABELS,
@@ -137,6 +138,14 @@ def pods_active_query(pods: Sequence[tuple[str, str]], wider: str, window: str, 
     return _active(selector, wider, window, spelling.pod_by)
 
 
+def exporter_pods_query(nodes: Sequence[str], window: str, spelling: Spelling) -> str:
+    """The dcgm-exporter pods on these nodes as kube-state-metrics saw them: where an exporter that writes its own
+    pod's name into its node label runs."""
+    _, pod = spelling.workload
+    selector = f'{{__name__="kube_pod_info",node=~{quote(regex_union(nodes))},{pod}=~".*{EXPORTER_POD}.*"}}'
+    return f"last_over_time({selector}[{window}])"
+
+
 def workload_spelling_query(pods: Sequence[tuple[str, str]], window: str) -> str:
     """Whether kube-state-metrics reaches this server without honorLabels (its pod series then name the workload
     ``exported_pod``): asked only when discovery found no pod series to tell."""
@@ -172,8 +181,8 @@ def last_seen_query(selector: str, by: str) -> str:
 
 def families_match(sel: Selectors) -> list[str]:
     """``match[]`` selectors for the label-values API: which watched metrics exist for these nodes and pods."""
-    nodes = quote(regex_union(sel.nodes))
-    out = [f'{{__name__=~"DCGM_.+|dcgm_.+",{label}=~{nodes}}}' for label in DCGM_NODE_LABELS]
+    nodes, hosts = quote(regex_union(sel.nodes)), quote(regex_union(sel.spelling.hosts_of(sel.nodes)))
+    out = [f'{{__name__=~"DCGM_.+|dcgm_.+",{label}=~{hosts}}}' for label in DCGM_NODE_LABELS]
     out.append(f'{{__name__=~"kube_node_.+|whathappened_node_.+",node=~{nodes}}}')
     if sel.pods:
         out.append(Selectors((), sel.pods, sel.spelling).pod("kube_pod_.+"))

@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 from whathappened.collectors import _prom_events as ev
 from whathappened.collectors._prom_model import Series, canonical_series
+from whathappened.collectors._prom_promql import DCGM_NODE_LABELS
 from whathappened.collectors._prom_signals import LOOKBACK_S, PRESENCE_METRIC, Where, derive, edges, signal_of
 from whathappened.collectors._prom_util import utilization_events
 
@@ -161,6 +162,27 @@ def _in_scope(series: Series, nodes: frozenset[str], pods: frozenset[tuple[str, 
     return ev.node_of(series.labels, nodes) in nodes
 
 
+def placed_on_nodes(series: list[Series], nodes: frozenset[str]) -> list[Series]:
+    """dcgm-exporter series whose node labels name no scope node but an exporter pod (an older GPU Operator writes
+    its own pod's name into Hostname and, not relabelled, nothing else names the node), placed on the node
+    kube-state-metrics saw that pod on."""
+    hosts = {
+        s.labels["pod"]: s.labels["node"]
+        for s in series
+        if s.name == "kube_pod_info" and ev.EXPORTER_POD in s.labels.get("pod", "") and s.labels.get("node")
+    }
+    if not hosts:
+        return series
+    return [_placed(s, hosts) if ev.node_of(s.labels, nodes) not in nodes else s for s in series]
+
+
+def _placed(series: Series, hosts: Mapping[str, str]) -> Series:
+    moved = {k: hosts[v] for k, v in series.labels.items() if k in DCGM_NODE_LABELS and v in hosts}
+    if not moved:
+        return series
+    return Series(series.name, MappingProxyType({**series.labels, **moved}), series.samples)
+
+
 def _derivable(series: Series, nodes: frozenset[str]) -> bool:
     return series.name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED") and ev.node_of(series.labels, nodes) in nodes
 
@@ -191,6 +213,7 @@ def events_from_series(series: Iterable[Series], scope: Scope, utilization: bool
     ``utilization``, each pod's GPU utilization strip too (only the HTML report draws it)."""
     series = [canonical_series(s) for s in series]
     nodes, pods = scope_filter(scope)
+    series = placed_on_nodes(series, nodes)
     kept = normalize(s for s in series if _in_scope(s, nodes, pods) or _derivable(s, nodes))
     kept = [s for s in [*kept, *derive(kept)] if _in_scope(s, nodes, pods)]
     start, end = to_unix(scope.window.start), to_unix(scope.window.end)

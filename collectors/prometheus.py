@@ -165,10 +165,18 @@ class PrometheusCollector:
         present, raw_gpus, utilization = self._parallel(
             [
                 lambda: self._families(sel, scope),
-                lambda: self._instant(pq.gpus_last_seen_query(nodes), end, raw=True),
+                lambda: self._instant(pq.gpus_last_seen_query(sel.spelling.hosts_of(nodes)), end, raw=True),
                 lambda: self._utilization_strip(pods, scope) if self._utilization else [],
             ]
         )
+        if nodes and not raw_gpus and not self._spelling.hosts and self._learn_hosts(nodes, window, end):
+            sel = Selectors(nodes, pods, self._spelling)  # the exporter names each node by its own pod
+            present, raw_gpus = self._parallel(
+                [
+                    lambda: self._families(sel, scope),
+                    lambda: self._instant(pq.gpus_last_seen_query(sel.spelling.hosts_of(nodes)), end, raw=True),
+                ]
+            )
         self._spelling = spelling = pq.spelling_of(raw_gpus, present, self._spelling)
         present = sorted({pq.canonical_metric(name) for name in present})
         gpu_refs = _canonical(raw_gpus)
@@ -181,7 +189,7 @@ class PrometheusCollector:
             partial(self._instant, q, end)
             for q in chunked_or(pq.flag_parts(sel, present, window, models), pieces=self._pool_size)
         ]
-        first.append(lambda: self._gpus_seen(nodes, scope) if nodes else [])
+        first.append(lambda: self._gpus_seen(spelling.hosts_of(nodes), scope) if nodes else [])
         # Discovery already asked which of its pods changed over this window; ask only about the others.
         known = self._checked.get(scope.window, (frozenset(), frozenset()))
         unknown = tuple(p for p in pods if p not in known[0])
@@ -302,6 +310,14 @@ class PrometheusCollector:
 
     # --- requests -------------------------------------------------------------------------------------------
 
+    def _learn_hosts(self, nodes: Sequence[str], window: str, end: datetime) -> bool:
+        """When no dcgm series names these nodes: whether the exporter names them by its own pods (found on their
+        nodes through kube-state-metrics); remembered in the spelling."""
+        found = self._instant(pq.exporter_pods_query(nodes, window, self._spelling), end)
+        hosts = {r["metric"]["node"]: r["metric"]["pod"] for r in found if r["metric"].get("pod")}
+        self._spelling = replace(self._spelling, hosts=MappingProxyType(hosts))
+        return bool(hosts)
+
     def _learn_workload(self, exported: bool) -> None:
         """kube-state-metrics' pod series name the workload exported_* (scraped without honorLabels) or not."""
         self._workload_known = True
@@ -311,7 +327,7 @@ class PrometheusCollector:
     def _instant(self, expr: str, at: datetime, raw: bool = False) -> list[dict[str, Any]]:
         """The answer in the canonical spelling (``raw``: as the server spelt it)."""
         answer = self._call(lambda: self._client.custom_query(expr, params={"time": at.timestamp()}))
-        return answer if raw else _canonical(answer)
+        return answer if raw else _canonical(answer, self._spelling)
 
     def _range(self, expr: str, query: Query, step: int) -> list[dict[str, Any]]:
         """From the first grid point after the window start to exactly its end (last samples are never missed)."""
@@ -326,7 +342,8 @@ class PrometheusCollector:
                 lambda: self._client.custom_query_range(
                     expr, from_unix(first), from_unix(last), f"{step}s", params=params
                 )
-            )
+            ),
+            self._spelling,
         )
 
     def _call(self, request: Callable[[], Any]) -> list[dict[str, Any]]:
@@ -419,9 +436,13 @@ def _util_queries(pods: tuple[tuple[str, str], ...], step: int) -> list[str]:
     return _util_queries(pods[:half], step) + _util_queries(pods[half:], step)
 
 
-def _canonical(answer: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Query answers with their labels in the canonical spelling (``_prom_model.canonical_labels``)."""
-    return [{**item, "metric": canonical_labels(item["metric"])} if "metric" in item else item for item in answer]
+def _canonical(answer: list[dict[str, Any]], spelling: Spelling = CANONICAL) -> list[dict[str, Any]]:
+    """Query answers with their labels in the canonical spelling (``_prom_model.canonical_labels``), each node
+    under its own name."""
+    return [
+        {**item, "metric": spelling.placed(canonical_labels(item["metric"]))} if "metric" in item else item
+        for item in answer
+    ]
 
 
 def _pod_key(labels: Mapping[str, str]) -> tuple[str, str]:

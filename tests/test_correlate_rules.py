@@ -203,6 +203,34 @@ def test_a_remediators_quarantine_of_the_faulty_node_is_named_in_the_verdict_and
     assert "quarantined" not in plain.summary
 
 
+def test_a_remediators_drain_after_the_quarantine_is_named_and_the_pod_was_evicted_not_crashed():
+    """Xid 64 that the rank survives; NVSentinel quarantines the node and its node-drainer evicts the rank through
+    the Eviction API: the verdict is the GPU's, the pod "was evicted", the remediator "drained" the node, and the
+    eviction is a step of the chain after the quarantine."""
+    xid = ev(Kind.GPU_XID, at(56), node=N, gpu="3", source="logs", xid=64)
+    cordon = ev(
+        Kind.NODE_CORDONED, at(56, 9), node=N, remediator="NVSentinel", remediation_reason="GpuXidError ErrorCode:64"
+    )
+    evicted = ev(
+        Kind.DISRUPTION_TARGET, at(56, 41), P, N, reason="EvictionByEvictionAPI", message="Eviction API: evicting"
+    )
+    pods, events = ran(P, N)
+    everything = [*events, xid, cordon, evicted, exited(P, N, at(56, 48), 143)]
+    result = run([pods], everything)
+    v = verdict(result, P)
+    assert v.cause == "gpu-memory-error" and f"{P} was evicted at" in v.summary and "crashed" not in v.summary
+    assert v.summary.endswith(
+        "NVSentinel quarantined node-a (GpuXidError ErrorCode:64) at 06:56:09 UTC and drained it."
+    )
+    timeline = timeline_of(everything)
+    steps = [timeline[i].kind for i in result.chain]
+    assert steps.index(Kind.NODE_CORDONED) < steps.index(Kind.DISRUPTION_TARGET)
+    # an eviction before the quarantine is not the remediator's drain
+    early = ev(Kind.DISRUPTION_TARGET, at(56, 5), P, N, reason="EvictionByEvictionAPI")
+    before = verdict(run([pods], [*events, xid, early, cordon, exited(P, N, at(56, 12), 143)]), P)
+    assert before.summary.endswith("at 06:56:09 UTC.")
+
+
 def test_xid_79_on_another_node_is_not_ours():
     v = single(ev(Kind.GPU_XID, at(56), node="node-b", gpu="5", xid=79), exited(P, N, at(56, 12), 1))
     assert v.cause != "gpu-fallen-off-bus"

@@ -314,7 +314,9 @@ def test_each_release_shape_gives_the_events_of_the_default_shape(live, name: st
 NOT_IN_RELEASE = {"ksm-v2.13": {Kind.DISRUPTION_TARGET}, "ksm-v2.13-exported": {Kind.DISRUPTION_TARGET}}
 
 
-@pytest.mark.parametrize("name", ["ksm-servicemonitor-exported", "dcgm-2x-old-namespace", "dcgm-1x-names"])
+@pytest.mark.parametrize(
+    "name", ["ksm-servicemonitor-exported", "dcgm-2x-old-namespace", "dcgm-1x-names", "dcgm-gpu-operator-unrelabelled"]
+)
 def test_a_collector_that_did_not_discover_learns_the_spelling_itself(live, prometheus_servers, name: str) -> None:
     """Pods found by the Kubernetes API alone (no discovery through Prometheus): the collector asks once how
     kube-state-metrics names the workload, and reads the exporter's UUID label and metric names from its GPUs."""

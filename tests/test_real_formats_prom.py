@@ -15,7 +15,7 @@ import pytest
 from whathappened.collectors._openmetrics import parse_openmetrics
 from whathappened.collectors._prom_events import dcgm_pod, node_of
 from whathappened.collectors._prom_model import Series, canonical_labels, canonical_series
-from whathappened.collectors._prom_series import events_from_series
+from whathappened.collectors._prom_series import events_from_series, placed_on_nodes
 from whathappened.collectors._prom_signals import SIGNALS
 from whathappened.collectors._prom_vocab import canonical_metric
 
@@ -266,3 +266,23 @@ def test_every_release_template_renders_series_the_reader_places(release: str, t
     named = "gpu-7" if re.search(r"[Hh]ostname=", template) else None
     assert node_of(labels, {"gpu-7"}) == named and dcgm_pod(labels) is None
     assert ("pci_bus_id" in labels) == (release >= "3.3.7")
+
+
+def test_an_exporter_that_names_itself_is_placed_on_its_node_through_kube_state_metrics() -> None:
+    """An older GPU Operator, not relabelled, writes its own pod's name into Hostname (NVIDIA/dcgm-exporter#188's
+    shape): the series is placed on the node kube-state-metrics saw that pod on; a Hostname no pod explains (a
+    standalone exporter's container id) stays as it is, and no node is made up."""
+    xid = Series(
+        "DCGM_FI_DEV_XID_ERRORS",
+        {"gpu": "0", "UUID": "GPU-c1f38265-5e7c-0a81-14a0-240a35ea8160", "Hostname": "nvidia-dcgm-exporter-6ldbb"},
+        ((SCRAPED_AT, 0.0),),
+    )
+    docker = Series("DCGM_FI_DEV_XID_ERRORS", {**xid.labels, "Hostname": "424773df46e0"}, xid.samples)
+    exporter = Series(
+        "kube_pod_info",
+        {"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-6ldbb", "node": "gpu-node-7"},
+        ((SCRAPED_AT, 1.0),),
+    )
+    placed, unexplained, _ = placed_on_nodes([xid, docker, exporter], frozenset({"gpu-node-7"}))
+    assert node_of(placed.labels, {"gpu-node-7"}) == "gpu-node-7" and placed.labels["UUID"] == xid.labels["UUID"]
+    assert unexplained is docker and node_of(unexplained.labels, {"gpu-node-7"}) == "424773df46e0"

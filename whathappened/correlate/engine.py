@@ -13,7 +13,7 @@ from whathappened.correlate.causes import NO_FAULT, cause
 from whathappened.correlate.evidence import Case, in_time_order
 from whathappened.correlate.facts import clock, facts, gpu_of
 from whathappened.correlate.facts_run import run_facts
-from whathappened.correlate.fate import fates
+from whathappened.correlate.fate import evicted_by_api, fates
 from whathappened.correlate.hang import analyze
 from whathappened.correlate.index import TimelineIndex
 from whathappened.correlate.lost import lost_work
@@ -88,13 +88,15 @@ def _a_fault(j: Judged) -> bool:
     return j.finding.cause not in NO_FAULT and cause(j.finding.cause).category != "scheduling"
 
 
-def remediation(j: Judged, index: TimelineIndex) -> tuple[int, str] | None:
+def remediation(j: Judged, index: TimelineIndex) -> tuple[tuple[int, ...], str] | None:
     """A remediator's quarantine of the node where a hardware fault began (NVSentinel cordoning it for the fault
-    it saw), within the hour after the onset: its timeline index and the sentence that names it."""
+    it saw), within the hour after the onset, and the drain that evicted the pod after it: their timeline indexes
+    and the sentence that names them."""
     if j.fate.node is None or cause(j.finding.cause).category != "infrastructure":
         return None
+    timeline = index.timeline
     for i in index.on_node(j.fate.node):
-        event = index.timeline[i]
+        event = timeline[i]
         by = event.attrs.get("remediator")
         if (
             by
@@ -102,7 +104,13 @@ def remediation(j: Judged, index: TimelineIndex) -> tuple[int, str] | None:
             and j.finding.onset <= event.at <= j.finding.onset + REMEDIATION_WINDOW
         ):
             why = event.attrs.get("remediation_reason")
-            return i, f" {by} quarantined {j.fate.node}" + (f" ({why})" if why else "") + f" at {clock(event.at)}."
+            said = f" {by} quarantined {j.fate.node}" + (f" ({why})" if why else "") + f" at {clock(event.at)}"
+            drained = next(
+                (k for k in j.fate.events if evicted_by_api(timeline[k]) and timeline[k].at >= event.at), None
+            )
+            if drained is None:
+                return (i,), said + "."
+            return (i, drained), said + " and drained it."
     return None
 
 
@@ -123,7 +131,7 @@ def _verdict(j: Judged, index: TimelineIndex, nodes: Mapping[str, NodeInfo]) -> 
         caused_by=j.caused_by,
         confidence=j.finding.confidence,
         summary=templates.fill(j.finding.summary, said) + (remedy[1] if remedy else ""),
-        evidence=tuple(sorted({*j.finding.evidence, remedy[0]})) if remedy else j.finding.evidence,
+        evidence=tuple(sorted({*j.finding.evidence, *remedy[0]})) if remedy else j.finding.evidence,
         next_step=templates.next_step(row.code, said),
         gpu=gpu_of(j.fate, j.finding, timeline),
         ended=j.fate.ended,

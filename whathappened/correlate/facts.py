@@ -8,7 +8,7 @@ from typing import Any
 
 from whathappened.correlate import templates
 from whathappened.correlate.evidence import Finding, xid_of
-from whathappened.correlate.fate import Fate
+from whathappened.correlate.fate import Fate, evicted_by_api
 from whathappened.model import NodeInfo, TimelineEvent
 from whathappened.textclip import clip
 
@@ -44,6 +44,8 @@ def facts(
         "gpu": f"GPU {gpu}" if gpu is not None else "a GPU",
         "at": clock(trigger.at if trigger is not None else finding.onset),
         "died": clock(fate.ended),
+        # a pod drained away after the fault was evicted, not crashed
+        "ended": "was evicted" if any(evicted_by_api(timeline[i]) for i in fate.events) else "crashed",
         "began": clock(finding.onset),
         "what": _what(trigger),
         "resource": attrs.get("resource") or _resource(trigger) or "memory",

@@ -77,6 +77,14 @@ class Fate:
         return self.pod.name
 
 
+def evicted_by_api(event: TimelineEvent) -> bool:
+    """A pod taken away through the Eviction API (a drain: kubectl, a node-health remediator, a cloud's
+    maintenance handler), as the API or kube-state-metrics recorded it."""
+    return event.kind == Kind.EVICTION_API or (
+        event.kind == Kind.DISRUPTION_TARGET and event.attrs.get("reason") == "EvictionByEvictionAPI"
+    )
+
+
 def is_about(event: TimelineEvent, pod: PodInfo) -> bool:
     subject = event.subject
     return subject.pod == pod.name and (subject.namespace is None or subject.namespace == pod.namespace)

@@ -20,9 +20,9 @@ MAINTENANCE = (
     "{pod} was stopped at {died} when {node} was drained for {provider} host maintenance ({event} notice at {at})."
 )
 FALLEN = "{gpu} on {node} fell off the bus (Xid 79) at {at}; {pod} died with it at {died}."
-GPU_MEMORY = "{gpu} on {node} hit an uncorrectable memory error ({what}) at {at}; {pod} crashed at {died}."
-NVLINK = "An NVLink error ({what}) hit {gpu} on {node} at {at}; {pod} crashed at {died}."
-GPU_HARDWARE = "{gpu} on {node} failed ({what}) at {at}; {pod} crashed at {died}."
+GPU_MEMORY = "{gpu} on {node} hit an uncorrectable memory error ({what}) at {at}; {pod} {ended} at {died}."
+NVLINK = "An NVLink error ({what}) hit {gpu} on {node} at {at}; {pod} {ended} at {died}."
+GPU_HARDWARE = "{gpu} on {node} failed ({what}) at {at}; {pod} {ended} at {died}."
 CUDA_ECC = "{pod} crashed at {at} on an uncorrectable ECC error that CUDA reported on {node}."
 CUDA_NVLINK = "{pod} crashed at {at} on an uncorrectable NVLink error that CUDA reported on {node}."
 APP_XID = (

@@ -18,7 +18,7 @@ from whathappened.synth.spec import Gpu, Recording, iso
 Condition = Callable[[int, Gpu, datetime], dict[str, Any]]
 
 
-def _nvsentinel(code: int, gpu: Gpu, t: datetime) -> dict[str, Any]:
+def nvsentinel(code: int, gpu: Gpu, t: datetime) -> dict[str, Any]:
     return {
         "type": "GpuXidError",
         "status": "True",
@@ -52,10 +52,10 @@ def _eks(code: int, gpu: Gpu, t: datetime) -> dict[str, Any]:
 
 # AKS node-problem-detector's XIDError is read too (quiet while False), but its wording when True is not in any
 # source we have: no incident invents it.
-AGENTS: dict[str, Condition] = {"nvsentinel": _nvsentinel, "gke": _gke, "eks": _eks}
+AGENTS: dict[str, Condition] = {"nvsentinel": nvsentinel, "gke": _gke, "eks": _eks}
 
 
-def _quarantine(rec: Recording, node: str, code: int, gpu: int, t: datetime) -> None:
+def quarantine(rec: Recording, node: str, code: int, gpu: int, t: datetime) -> None:
     """NVSentinel's fault-quarantine: the cordon, and the annotations its node-drainer reads back
     (QuarantineHealthEventAnnotationKey, QuarantineHealthEventIsCordonedAnnotationKey)."""
     rec.cordoned[node] = t
@@ -82,7 +82,12 @@ def reported_by(rec: Recording, agent: str) -> None:
         conditions = rec.node_api_conditions.setdefault(node_name, [])
         conditions.append(condition(code, nodes[node_name].gpus[index], t))
         if agent == "nvsentinel":
-            _quarantine(rec, node_name, code, index, t + timedelta(seconds=30))
+            quarantine(rec, node_name, code, index, t + timedelta(seconds=30))
     rec.xids.clear()
     rec.gpu_gone.clear()
     rec.logs = [line for line in rec.logs if not (line.node and "NVRM" in line.message)]
+
+
+# NVSentinel's state-manager label (commons/pkg/statemanager): quarantined -> draining -> drain-succeeded or
+# drain-failed -> remediating -> ...; the node-drainer evicts the node's pods through the Eviction API
+NVSENTINEL_STATE = "dgxc.nvidia.com/nvsentinel-state"

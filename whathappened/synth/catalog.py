@@ -51,6 +51,7 @@ SCENARIOS: dict[str, Story] = {
     "guard-xid-predates-pod": stories_hw.xid_predates_pod,
     "guard-clock-skew": stories_hw.clock_skew,
     "gpu-uncontained-ecc": stories_gpu.uncontained_ecc,
+    "nvsentinel-drain": stories_gpu.nvsentinel_drain,
     "spot-preemption-azure": stories_cloud.azure_spot,
     "jobset-restarted": stories_attempts.jobset_restarted,
 }
@@ -139,6 +140,17 @@ STYLED: dict[str, tuple[str, str, dict[str, Any]]] = {
         "xid79-fallen-off-bus",
         "An older GPU Operator: Hostname is the exporter's pod, the node only in a relabelled kubernetes_node.",
         {"dcgm": DcgmStyle(hostname_is_exporter=True, node_label="kubernetes_node", pod_labels="exported")},
+    ),
+    "dcgm-gpu-operator-unrelabelled": (
+        "ecc-dbe",
+        "An older GPU Operator scraped without relabelling: Hostname is the exporter's pod, found on its node only"
+        " through kube-state-metrics.",
+        {"dcgm": DcgmStyle(hostname_is_exporter=True, xid_err_labels=True, pod_labels="exported")},
+    ),
+    "dcgm-gpu-operator-instance": (
+        "gpu-thermal",
+        "An older GPU Operator with its documented relabelling: the node's name in instance.",
+        {"dcgm": DcgmStyle(hostname_is_exporter=True, node_label="instance", pod_labels="exported")},
     ),
     "k8s-1.21-shutdown": (
         "guard-drain-exit137-not-oom",

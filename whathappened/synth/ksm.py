@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 
-from whathappened.synth.metrics import _KSM_REASONS, _PHASES, DcgmWriter, Grid, Noise, _sanitize, _ts, _write_track
+from whathappened.synth.ids import Ids
+from whathappened.synth.metrics import (
+    _KSM_REASONS,
+    _PHASES,
+    DcgmWriter,
+    Grid,
+    Noise,
+    _sanitize,
+    _ts,
+    _write_track,
+    exporter_pod,
+)
 from whathappened.synth.openmetrics import OpenMetricsWriter, labels_text
 from whathappened.synth.spec import KSM_REASONS_BY_RELEASE, Pod, Recording
 
@@ -48,6 +60,8 @@ def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
             ("host_network", "false"),
         ]
         track(out, grid, "kube_pod_info", labels, b, e, lambda t: "1")
+    if rec.dcgm.hostname_is_exporter:
+        _exporter_pods(out, rec, grid, track)
     out.family("kube_pod_labels", "gauge", "Kubernetes labels converted to Prometheus labels.")
     for pod in pods:
         b, e = _pod_span(rec, grid, pod)
@@ -68,6 +82,25 @@ def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
             )
     _reasons(out, rec, grid)
     _containers(out, rec, grid)
+
+
+def _exporter_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid, track: Callable[..., None]) -> None:
+    """The GPU Operator's dcgm-exporter DaemonSet pods, one per node for the whole window: where an exporter
+    that writes its own pod's name into Hostname is found on its node."""
+    for node in rec.nodes:
+        labels = [
+            ("namespace", "gpu-operator"),
+            ("pod", exporter_pod(node)),
+            ("uid", Ids(0).uuid("dcgm-exporter", node.name)),
+            ("host_ip", node.ip),
+            ("pod_ip", node.ip),
+            ("node", node.name),
+            ("created_by_kind", "DaemonSet"),
+            ("created_by_name", "nvidia-dcgm-exporter"),
+            ("priority_class", "system-node-critical"),
+            ("host_network", "false"),
+        ]
+        track(out, grid, "kube_pod_info", labels, 0, len(grid.times), lambda t: "1")
 
 
 def _reasons(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
+from whathappened.synth.ids import Ids
 from whathappened.synth.openmetrics import OpenMetricsWriter, labels_text
 from whathappened.synth.spec import Node, Pod, Recording
 
@@ -173,7 +174,7 @@ def _gpu_segments(
 
 def exporter_pod(node: Node) -> str:
     """The GPU Operator's dcgm-exporter pod on ``node`` (a DaemonSet pod: name and a 5-character suffix)."""
-    return f"nvidia-dcgm-exporter-{node.name[-5:]}"
+    return f"nvidia-dcgm-exporter-{Ids(0).suffix('dcgm-exporter', node.name)}"
 
 
 class DcgmWriter:
@@ -191,18 +192,20 @@ class DcgmWriter:
             ("modelName", node.model_name),
             (style.hostname_label, exporter_pod(node) if style.hostname_is_exporter else node.name),
             *([("DCGM_FI_DRIVER_VERSION", node.driver_version)] if style.driver_label else []),
-            *([(style.node_label, node.name)] if style.node_label else []),
+            *([(style.node_label, node.name)] if style.node_label and style.node_label != "instance" else []),
         ]
 
     def _target(self, node: Node) -> list[tuple[str, str]]:
-        """The labels the scrape adds: a ServiceMonitor without honorLabels names the exporter's own pod."""
+        """The labels the scrape adds: a ServiceMonitor without honorLabels names the exporter's own pod; the
+        GPU Operator's suggested relabelling writes the node's name into ``instance``."""
+        instance = node.name if self.rec.dcgm.node_label == "instance" else f"{node.ip}:9400"
         if self.rec.dcgm.pod_labels != "exported":
-            return [("instance", f"{node.ip}:9400"), ("job", "dcgm-exporter")]
+            return [("instance", instance), ("job", "dcgm-exporter")]
         exporter = exporter_pod(node)
         return [
             ("container", "nvidia-dcgm-exporter"),
             ("endpoint", "gpu-metrics"),
-            ("instance", f"{node.ip}:9400"),
+            ("instance", instance),
             ("job", "nvidia-dcgm-exporter"),
             ("namespace", "gpu-operator"),
             ("pod", exporter),

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from whathappened.synth import messages as msg
-from whathappened.synth.common import nccl_error_collateral, rank_crash, training_chatter, xid
+from whathappened.synth.agents import NVSENTINEL_STATE, nvsentinel, quarantine
+from whathappened.synth.common import end, killing, nccl_error_collateral, rank_crash, training_chatter, xid
 from whathappened.synth.ids import Ids
 from whathappened.synth.spec import Counter, Recording
 from whathappened.synth.story import Setup, begin, day, expect
@@ -44,3 +45,38 @@ def uncontained_ecc(ids: Ids) -> Recording:
         (pods[0], "nccl-error", False, bad),
         (pods[2], "nccl-error", False, bad),
     )
+
+
+def nvsentinel_drain(ids: Ids) -> Recording:
+    """A row-remapper failure (Xid 64) the rank survives; NVIDIA NVSentinel marks the GPU unhealthy, quarantines
+    the node (cordon and health-event annotations), and its node-drainer evicts the rank through the Eviction API;
+    the other ranks fail on NCCL. The rank died of the remediation, and the remediation of the GPU."""
+    s = Setup(
+        "nvsentinel-drain",
+        "Xid 64 on one H200; NVSentinel quarantines the node and drains it, evicting the rank; the others fail on NCCL.",
+        "mixtral-8x22b-sft-v3",
+        "post-training",
+        "jobset.sigs.k8s.io/jobset-name",
+        "jobset",
+        "onprem-h200",
+        "dgxh200",
+        "dc4",
+        day(11, 19, 2),
+        4,
+    )
+    rec, nodes, pods = begin(ids, s)
+    victim, node, gpu = pods[2], nodes[2], 3
+    t = day(11, 19, 3, 11) + timedelta(seconds=7)
+    training_chatter(rec, ids, pods, t)
+    xid(rec, node, gpu, t, 64, "Dynamic Page Retirement: New page retired, reboot to activate (0x00000a3f).", None)
+    rec.node_api_conditions.setdefault(node.name, []).append(nvsentinel(64, node.gpus[gpu], t + timedelta(seconds=4)))
+    quarantine(rec, node.name, 64, gpu, t + timedelta(seconds=9))
+    evict = t + timedelta(seconds=41)
+    victim.disruption = ("EvictionByEvictionAPI", "Eviction API: evicting", evict)
+    killing(rec, victim, evict)
+    rec.say(victim, evict + timedelta(seconds=1), msg.SIGTERM_AGENT)
+    end(victim, evict + timedelta(seconds=7), 143)
+    rec.node_labels.setdefault(node.name, {})[NVSENTINEL_STATE] = "drain-succeeded"
+    others = [p for p in pods if p is not victim]
+    nccl_error_collateral(rec, others, evict + timedelta(seconds=9), victim.rank0)
+    return expect(rec, (victim, "gpu-memory-error", True, None), *((p, "nccl-error", False, victim) for p in others))
