@@ -194,6 +194,60 @@ SCENARIOS.update(
 )
 
 
+# Whole stacks as real clusters run them: every source in a shape other than the default at once, so that the
+# readers' detections are shown to compose (the release and shipper incidents above change one source each).
+COMBINED: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "stack-gpu-operator-fluent-bit": (
+        "ecc-dbe",
+        "GPU Operator 3.3 and the standalone kube-state-metrics chart, both through ServiceMonitors without"
+        " honorLabels; Fluent Bit ships the logs and archives the events; Kubernetes 1.32.",
+        {
+            "dcgm": DcgmStyle(xid_err_labels=True, pod_labels="exported"),
+            "ksm_honor_labels": False,
+            "shipper": "fluent-bit",
+            "archive_events": True,
+            "k8s_release": "1.32",
+        },
+    ),
+    "stack-old-exporter-vector": (
+        "maintenance-eviction",
+        "dcgm-exporter 2.x with --use-old-namespace and the 1.x names, kube-state-metrics v2.19, Vector, Kubernetes"
+        " 1.22.",
+        {
+            "dcgm": DcgmStyle(pci_bus_id=False, driver_label=False, pod_labels="old-namespace", old_names=True),
+            "ksm_release": "v2.19",
+            "shipper": "vector",
+            "archive_events": True,
+            "k8s_release": "1.22",
+        },
+    ),
+    "stack-unrelabelled-fluentd": (
+        "xid79-fallen-off-bus",
+        "An older GPU Operator, not relabelled (Hostname is its pod), kube-state-metrics without honorLabels (the"
+        " exporter's pod too is exported_pod), Fluentd.",
+        {
+            "dcgm": DcgmStyle(hostname_is_exporter=True, xid_err_labels=True, pod_labels="exported"),
+            "ksm_honor_labels": False,
+            "shipper": "fluentd",
+            "archive_events": True,
+        },
+    ),
+    "stack-nvsentinel-otel": (
+        "nvsentinel-drain",
+        "NVSentinel's drain on a cluster with dcgm-exporter 4.x (hostname), kube-state-metrics without honorLabels"
+        " and the OpenTelemetry Collector writing to Elasticsearch.",
+        {
+            "dcgm": DcgmStyle(hostname_label="hostname", xid_err_labels=True, pod_labels="exported"),
+            "ksm_honor_labels": False,
+            "shipper": "otel",
+            "archive_events": True,
+        },
+    ),
+}
+SCENARIOS.update(
+    {name: variant(SCENARIOS[base], name, note, _styled(style)) for name, (base, note, style) in COMBINED.items()}
+)
+
 # One incident per node-health agent (issue 21): the Xid reaches the report only through the agent's condition.
 AGENT_REPORTED: dict[str, tuple[str, str]] = {
     "agent-nvsentinel": ("xid79-fallen-off-bus", "nvsentinel"),
