@@ -92,6 +92,9 @@ Builder = Callable[[Edge, Context], Iterable[TimelineEvent]]
 def event(
     at: float, kind: Kind, summary: str, subject: Subject, raw: Series | None = None, **attrs: Any
 ) -> TimelineEvent:
+    if raw is not None and raw.labels.get("GPU_I_ID"):
+        # a MIG instance's series: the pod on that instance of the GPU (dcgm-exporter's GPU_I_PROFILE/GPU_I_ID)
+        attrs = {**attrs, "mig_profile": raw.labels.get("GPU_I_PROFILE"), "gpu_instance": raw.labels["GPU_I_ID"]}
     return TimelineEvent(
         at=from_unix(at),
         source=SOURCE,

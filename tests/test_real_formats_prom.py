@@ -286,3 +286,30 @@ def test_an_exporter_that_names_itself_is_placed_on_its_node_through_kube_state_
     placed, unexplained, _ = placed_on_nodes([xid, docker, exporter], frozenset({"gpu-node-7"}))
     assert node_of(placed.labels, {"gpu-node-7"}) == "gpu-node-7" and placed.labels["UUID"] == xid.labels["UUID"]
     assert unexplained is docker and node_of(unexplained.labels, {"gpu-node-7"}) == "424773df46e0"
+
+
+def test_mig_instances_each_name_their_pod_and_the_xid_reaches_both() -> None:
+    """A MIG-partitioned A100 under --use-old-namespace (the label set of NVIDIA/dcgm-exporter#272, with a pod on
+    each instance): the Xid the parent GPU raised reaches the pod on each instance, which each event names."""
+    base = (
+        'gpu="0",uuid="GPU-ed1353d6-52ba-8793-7230-4d5d3eb68167",device="nvidia0",modelName="NVIDIA A100 80GB PCIe",'
+        'GPU_I_PROFILE="3g.40gb",GPU_I_ID="{i}",Hostname="gpu-node-7",container_name="c",pod_name="{pod}",'
+        'pod_namespace="research"'
+    )
+    lines = [
+        f"dcgm_xid_errors{{{base.format(i=i, pod=pod)}}} {0 if k < 10 else 48} {SCRAPED_AT + 30 * k}"
+        for k in range(20)
+        for i, pod in (("1", "trainer-0"), ("2", "trainer-1"))
+    ]
+    series, problems = parse_openmetrics("\n".join(lines) + "\n# EOF\n")
+    assert problems == []
+    start = datetime.fromtimestamp(SCRAPED_AT - 60, UTC)
+    query = Query("trainer", "research", Window(start, start + timedelta(hours=1)))
+    pods = tuple(PodInfo(name=n, namespace="research", node="gpu-node-7") for n in ("trainer-0", "trainer-1"))
+    xids = [e for e in events_from_series(series, Scope(query, pods)) if e.kind == Kind.GPU_XID]
+    assert [(e.subject.pod, e.subject.gpu, e.attrs["xid"], e.attrs["gpu_instance"]) for e in xids] == [
+        ("trainer-0", "0", 48, "1"),
+        ("trainer-1", "0", 48, "2"),
+    ]
+    assert {e.attrs["uuid"] for e in xids} == {"GPU-ed1353d6-52ba-8793-7230-4d5d3eb68167"}
+    assert {e.attrs["mig_profile"] for e in xids} == {"3g.40gb"}
