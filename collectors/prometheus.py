@@ -179,7 +179,7 @@ class PrometheusCollector:
             )
         self._spelling = spelling = pq.spelling_of(raw_gpus, present, self._spelling)
         present = sorted({pq.canonical_metric(name) for name in present})
-        gpu_refs = _canonical(raw_gpus)
+        gpu_refs = _canonical(raw_gpus, spelling)
         node_refs = pq.nodes_last_seen(gpu_refs)
         builder.add_last_seen(node_refs)
         label = spelling.node_label

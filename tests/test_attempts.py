@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from tests.correlate_builders import START, at, ev, exited, pod, scope_of, timeline_of
-from whathappened.attempts import RESTART_LABEL, attempts_of
+from whathappened.attempts import INDEX_LABEL, RESTART_LABEL, attempts_of
 from whathappened.explain import assemble
 from whathappened.gather import Gathered
 from whathappened.kinds import Kind
@@ -36,6 +36,42 @@ def test_a_resubmission_is_a_new_owner_uid_under_the_same_name() -> None:
     new = [replace(pod(f"job-{i}-y", started=at(50)), owner_name="job", owner_uid="uid-2") for i in range(2)]
     groups = attempts_of([*new, *old])
     assert [[p.owner_uid for p in g] for g in groups] == [["uid-1", "uid-1"], ["uid-2", "uid-2"]]
+
+
+def job_pod(name: str, index: str | None, created: float, ended: float | None):
+    one = replace(pod(name, started=at(created)), owner_kind="Job", owner_name="job", owner_uid="uid-1")
+    return replace(
+        one,
+        ended=at(ended) if ended is not None else None,
+        labels={INDEX_LABEL: index} if index is not None else {},
+    )
+
+
+def test_a_jobs_replacements_of_failed_pods_are_its_next_attempts() -> None:
+    """An indexed Job replaces each failed pod (same Job, same index, a new pod): per index, a replacement created
+    after an earlier pod of its index ended is the next attempt; an index that never failed stays in the first."""
+    first = [job_pod("job-0-a", "0", 0, 30), job_pod("job-1-a", "1", 0, 30.2), job_pod("job-2-a", "2", 0, None)]
+    second = [job_pod("job-0-b", "0", 31, 70), job_pod("job-1-b", "1", 31, 70)]
+    third = [job_pod("job-0-c", "0", 71, None)]
+    groups = attempts_of([*third, *second, *first])
+    assert [sorted(p.name for p in g) for g in groups] == [
+        ["job-0-a", "job-1-a", "job-2-a"],
+        ["job-0-b", "job-1-b"],
+        ["job-0-c"],
+    ]
+
+
+def test_a_job_without_indexes_counts_the_waves_of_ends_before_each_pod() -> None:
+    """A Job without completion indexes: its pods that ended together (within two minutes) are one wave, and a pod
+    created after n waves is attempt n + 1."""
+    first = [job_pod("job-a", None, 0, 30), job_pod("job-b", None, 0, 31)]
+    second = [job_pod("job-c", None, 32, None), job_pod("job-d", None, 32, None)]
+    assert [sorted(p.name for p in g) for g in attempts_of([*second, *first])] == [
+        ["job-a", "job-b"],
+        ["job-c", "job-d"],
+    ]
+    # nothing ended before any pod was created: one run
+    assert [len(g) for g in attempts_of([job_pod("job-a", None, 0, 30), job_pod("job-b", None, 1, None)])] == [2]
 
 
 def test_one_run_is_one_attempt_even_with_several_owners() -> None:

@@ -315,7 +315,14 @@ NOT_IN_RELEASE = {"ksm-v2.13": {Kind.DISRUPTION_TARGET}, "ksm-v2.13-exported": {
 
 
 @pytest.mark.parametrize(
-    "name", ["ksm-servicemonitor-exported", "dcgm-2x-old-namespace", "dcgm-1x-names", "dcgm-gpu-operator-unrelabelled"]
+    "name",
+    [
+        "ksm-servicemonitor-exported",
+        "dcgm-2x-old-namespace",
+        "dcgm-1x-names",
+        "dcgm-gpu-operator-unrelabelled",
+        "stack-unrelabelled-fluentd",
+    ],
 )
 def test_a_collector_that_did_not_discover_learns_the_spelling_itself(live, prometheus_servers, name: str) -> None:
     """Pods found by the Kubernetes API alone (no discovery through Prometheus): the collector asks once how

@@ -6,6 +6,9 @@ Which attempt a pod belongs to, in the order the sources can tell:
 - JobSet writes the restart count on every pod it recreates (label ``jobset.sigs.k8s.io/restart-attempt``);
 - a resubmission recreates the owner under the same name with a new UID: pods of one owner name whose owner UIDs
   differ are generations, oldest first;
+- a batch Job replaces its failed pods up to its backoffLimit: a replacement is the next attempt of its completion
+  index (label ``batch.kubernetes.io/job-completion-index``), or, for a Job without indexes, the attempt after
+  every wave of its pods' ends that came before it was created;
 - otherwise the experiment ran once.
 Pods a source knew without the label or the owner's UID (a deleted pod known only from metrics or logs) join the
 latest attempt that had begun when they were created, or an earlier attempt when none had.
@@ -15,16 +18,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from whathappened.model import PodInfo
 
 RESTART_LABEL = "jobset.sigs.k8s.io/restart-attempt"
+INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+WAVE_GAP = timedelta(minutes=2)  # pods of one Job that end within this of each other failed together
 
 
 def attempts_of(pods: Sequence[PodInfo]) -> tuple[tuple[PodInfo, ...], ...]:
     """The pods grouped by attempt, oldest attempt first; one group when the experiment ran once."""
-    keys = _restart_labels(pods) or _owner_generations(pods)
+    keys = _restart_labels(pods) or _owner_generations(pods) or _job_retries(pods)
     if not keys:
         return (tuple(pods),) if pods else ()
     starts: dict[int, datetime] = {}
@@ -56,6 +61,30 @@ def _owner_generations(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
     if not any(len(seen) > 1 for seen in by_name.values()):
         return {}
     return {p.key: generation[p.owner_uid] for p in pods if p.owner_uid in generation}
+
+
+def _job_retries(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
+    """Per batch Job, each pod's retry count: how many pods of its completion index (of the Job, without indexes)
+    had ended before it was created, ends close together counted once."""
+    jobs: dict[tuple[str, str | None], list[PodInfo]] = defaultdict(list)
+    for pod in pods:
+        if pod.owner_kind == "Job" and pod.created is not None:
+            jobs[(pod.namespace, pod.owner_uid or pod.owner_name)].append(pod)
+    keys: dict[tuple[str, str], int] = {}
+    for members in jobs.values():
+        for pod in members:
+            index = pod.labels.get(INDEX_LABEL)
+            same = [q for q in members if index is None or q.labels.get(INDEX_LABEL) == index]
+            keys[pod.key] = _waves_before(same, pod)
+    return keys if any(keys.values()) else {}
+
+
+def _waves_before(pods: Sequence[PodInfo], pod: PodInfo) -> int:
+    assert pod.created is not None
+    ends = sorted(
+        end for q in pods if q is not pod and (end := q.ended or q.deleted) is not None and end <= pod.created
+    )
+    return sum(1 for i, end in enumerate(ends) if i == 0 or end - ends[i - 1] > WAVE_GAP)
 
 
 def _begun_before(pod: PodInfo, starts: dict[int, datetime], first: int) -> int:

@@ -54,6 +54,7 @@ SCENARIOS: dict[str, Story] = {
     "nvsentinel-drain": stories_gpu.nvsentinel_drain,
     "spot-preemption-azure": stories_cloud.azure_spot,
     "jobset-restarted": stories_attempts.jobset_restarted,
+    "job-retried": stories_attempts.job_retried,
 }
 
 

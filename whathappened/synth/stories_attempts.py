@@ -10,6 +10,7 @@ from whathappened.synth.common import (
     lifecycle_events,
     nccl_error_collateral,
     rank_crash,
+    torchrun_teardown,
     training_chatter,
     xid,
 )
@@ -82,4 +83,61 @@ def jobset_restarted(ids: Ids) -> Recording:
         *((p, "nccl-error", False, bad1) for p in others1),
         (bad2, "gpu-memory-error", True, None),
         *((p, "nccl-error", False, bad2) for p in others2),
+    )
+
+
+def job_retried(ids: Ids) -> Recording:
+    """An indexed Job whose pods all failed after a GPU fault; the Job controller replaced each failed pod (its
+    backoffLimit: same Job, same completion indexes, new pods), and the replacements failed on a CUDA OOM."""
+    s = Setup(
+        "job-retried",
+        "Attempt 1: Xid 48 on GPU 2 of one node, its rank dies and the others fail on NCCL; the indexed Job "
+        "replaces every failed pod. Attempt 2: rank 0 runs out of GPU memory and torchrun tears the others down.",
+        "sam2-hiera-l-ft-v4",
+        "vision",
+        "experiment",
+        "indexed-job",
+        "eks-p5",
+        "p5-48xl",
+        "vision-eks",
+        day(11, 22, 13),
+        3,
+        hours=2.5,
+    )
+    rec, nodes, first = begin(ids, s)
+    t1 = day(11, 22, 13, 38) + timedelta(seconds=12)
+    training_chatter(rec, ids, first, t1, ckpt_path="/fsx/ckpt/sam2-hiera-l-ft-v4")
+    xid(rec, nodes[2], 2, t1, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer "
+        "at partition 3, subpartition 1.", 40417)  # fmt: skip
+    bad1 = first[2]
+    rank_crash(rec, bad1, t1 + timedelta(seconds=2), 2, [msg.cuda_error("uncorrectable ECC error encountered")])
+    others1 = first[:2]
+    nccl_error_collateral(rec, others1, t1 + timedelta(seconds=15), bad1.rank0 + 2)
+    # the Job controller creates a replacement for each failed pod: same Job and index, a new pod name
+    replaced = max(p.finished for p in first if p.finished is not None) + timedelta(seconds=11)
+    second = make_pods(
+        Ids(ids.seed + 1), s.framework, s.experiment, s.namespace, nodes, created=replaced, label_key=s.label_key
+    )
+    for old, new in zip(first, second, strict=True):
+        new.owner, new.labels = old.owner, dict(old.labels)
+    rec.pods.extend(second)
+    lifecycle_events(rec, second)
+    t2 = replaced + timedelta(minutes=41, seconds=37)
+    training_chatter(rec, ids, second, t2 - timedelta(minutes=1), ckpt_path="/fsx/ckpt/sam2-hiera-l-ft-v4")
+    oom = msg.traceback(
+        [("/workspace/sam2/training/trainer.py", 512, "run_step", "loss = self._step(batch, self.model, phase)")],
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.25 GiB. GPU 0 has a total capacity of 79.11 GiB "
+        "of which 3.02 GiB is free.",
+    )
+    bad2 = second[0]
+    rank_crash(rec, bad2, t2, 0, [oom])
+    others2 = second[1:]
+    torchrun_teardown(rec, others2, t2 + timedelta(seconds=9))
+    rec.meta = replace(rec.meta, captured_at=rec.meta.end)
+    return expect(
+        rec,
+        (bad1, "gpu-memory-error", True, None),
+        *((p, "nccl-error", False, bad1) for p in others1),
+        (bad2, "cuda-oom", True, None),
+        *((p, "peer-failure", False, bad2) for p in others2),
     )
