@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from tests.correlate_builders import START, at, ev, exited, pod, scope_of, timeline_of
-from whathappened.attempts import INDEX_LABEL, RESTART_LABEL, attempts_of
+from whathappened.attempts import INDEX_LABEL, RESTART_LABEL, attempts_of, restart_waves
 from whathappened.explain import assemble
 from whathappened.gather import Gathered
 from whathappened.kinds import Kind
@@ -79,6 +79,57 @@ def test_one_run_is_one_attempt_even_with_several_owners() -> None:
     pods = [replace(pod(f"js-workers-{i}-0-x"), owner_name=f"js-workers-{i}", owner_uid=f"u{i}") for i in range(3)]
     assert [len(g) for g in attempts_of(pods)] == [3]
     assert attempts_of([]) == ()
+
+
+def test_restarts_close_together_are_one_wave_and_a_restart_nothing_followed_is_none() -> None:
+    """A gang's containers restart within minutes of each other: one wave. A restart counter that moved when a
+    container died for the last time (it backs off and never starts again) begins no attempt."""
+    a, b = pod("w-0", phase="Running"), pod("w-1", phase="Running")
+    events = [
+        ev(Kind.CONTAINER_RESTARTED, at(20), a.name, "node-a", restarts=1),
+        ev(Kind.CONTAINER_RESTARTED, at(21), b.name, "node-a", restarts=1),
+        ev(Kind.CONTAINER_STARTED, at(21, 10), a.name, "node-a"),
+        ev(Kind.CONTAINER_RESTARTED, at(50), a.name, "node-a", restarts=2),
+        ev(Kind.CONTAINER_RESTARTED, at(60), pod("other").name, "node-a", restarts=1),  # not the experiment's
+    ]
+    assert restart_waves([a, b], timeline_of(events)) == (at(20),)
+    assert restart_waves([a, b], timeline_of([*events, ev(Kind.CONTAINER_STARTED, at(50, 10), b.name, "node-a")])) == (
+        at(20),
+        at(50),
+    )
+
+
+def test_containers_restarted_in_place_are_attempts_of_the_same_pods() -> None:
+    """The same two pods, their containers restarted in place after attempt 1's GPU fault; attempt 2 ends in a
+    CUDA OOM: each attempt has its own root cause and span, the answer is attempt 2's, one verdict per pod."""
+    a, b = replace(pod("w-0"), started=at(30, 10)), replace(pod("w-1"), started=at(30, 10))
+    events = [
+        ev(Kind.CONTAINER_STARTED, START, a.name, "node-a", previous=True),
+        ev(Kind.CONTAINER_STARTED, START, b.name, "node-b", previous=True),
+        ev(Kind.GPU_XID, at(29), node="node-a", gpu="3", source="logs", xid=48),
+        ev(Kind.CUDA_ERROR, at(29, 2), a.name, "node-a", source="logs", error="uncorrectable ECC error encountered"),
+        ev(Kind.CONTAINER_TERMINATED, at(29, 9), a.name, "node-a", exit_code=1, reason="Error", previous=True),
+        ev(Kind.NCCL_ERROR, at(29, 20), b.name, "node-b", source="logs"),
+        ev(Kind.CONTAINER_TERMINATED, at(29, 26), b.name, "node-b", exit_code=1, reason="Error", previous=True),
+        ev(Kind.CONTAINER_RESTARTED, at(30), a.name, "node-a", source="prometheus", restarts=1),
+        ev(Kind.CONTAINER_RESTARTED, at(30), b.name, "node-b", source="prometheus", restarts=1),
+        ev(Kind.CONTAINER_STARTED, at(30, 10), a.name, "node-a"),
+        ev(Kind.CONTAINER_STARTED, at(30, 10), b.name, "node-b"),
+        ev(Kind.CUDA_OOM, at(70), b.name, "node-b", source="logs", tried="2.00 GiB", gpu="0"),
+        exited(b.name, "node-b", at(70, 8), 1),
+        ev(Kind.LAUNCHER_TEARDOWN, at(70, 9), a.name, "node-a", source="logs"),
+        exited(a.name, "node-a", at(70, 14), 143),
+    ]
+    pods = [replace(a, node="node-a"), replace(b, node="node-b")]
+    report = assemble(gathered(pods, events))
+    assert [t.root_cause.cause if t.root_cause else None for t in report.attempts] == ["gpu-memory-error", "cuda-oom"]
+    assert [(t.root_cause.pod if t.root_cause else None) for t in report.attempts] == ["w-0", "w-1"]
+    assert [(t.start, t.end) for t in report.attempts] == [(a.created, at(30)), (at(30), at(70, 14))]
+    assert report.root_cause is not None and (report.root_cause.pod, report.root_cause.cause) == ("w-1", "cuda-oom")
+    assert sorted(v.pod for v in report.verdicts) == ["w-0", "w-1"]
+    chain = [report.timeline[i] for i in report.chain]
+    assert chain and all(e.at >= at(30) for e in chain)  # the latest attempt's own evidence, whole-timeline indexes
+    assert report.timeline[report.root_cause.evidence[0]].kind == Kind.CUDA_OOM
 
 
 def gathered(pods, events) -> Gathered:

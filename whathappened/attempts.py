@@ -9,7 +9,9 @@ Which attempt a pod belongs to, in the order the sources can tell:
 - a batch Job replaces its failed pods up to its backoffLimit: a replacement is the next attempt of its completion
   index (label ``batch.kubernetes.io/job-completion-index``), or, for a Job without indexes, the attempt after
   every wave of its pods' ends that came before it was created;
-- otherwise the experiment ran once.
+- otherwise the experiment ran once, unless its containers were restarted in place (``restartPolicy: OnFailure``, a
+  PyTorchJob's or Job's in-place restarts): each wave of restarts then ends an attempt of the same pods
+  (``restart_waves``), which the correlator explains on the events of its own span.
 Pods a source knew without the label or the owner's UID (a deleted pod known only from metrics or logs) join the
 latest attempt that had begun when they were created, or an earlier attempt when none had.
 """
@@ -20,11 +22,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
-from whathappened.model import PodInfo
+from whathappened.kinds import Kind
+from whathappened.model import PodInfo, TimelineEvent
 
 RESTART_LABEL = "jobset.sigs.k8s.io/restart-attempt"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 WAVE_GAP = timedelta(minutes=2)  # pods of one Job that end within this of each other failed together
+RESTART_GAP = timedelta(minutes=5)  # containers restarted within this of each other restarted together
 
 
 def attempts_of(pods: Sequence[PodInfo]) -> tuple[tuple[PodInfo, ...], ...]:
@@ -99,3 +103,17 @@ def _begun_before(pod: PodInfo, starts: dict[int, datetime], first: int) -> int:
         return max(begun)
     over = pod.ended or pod.deleted
     return first - 1 if over is not None and over <= min(starts.values()) else first
+
+
+def restart_waves(pods: Sequence[PodInfo], timeline: Sequence[TimelineEvent]) -> tuple[datetime, ...]:
+    """When the pods' containers were restarted in place, as the sources saw each restart (kube-state-metrics'
+    restart counter at every increment, the API at the last): the first restart of each wave, restarts within
+    RESTART_GAP of each other taken as one wave (a gang restarts together, a crash loop backs off)."""
+    keys = {p.key for p in pods}
+    ours = [e for e in timeline if (e.subject.namespace or "", e.subject.pod or "") in keys]
+    times = sorted(e.at for e in ours if e.kind == Kind.CONTAINER_RESTARTED)
+    waves = [t for i, t in enumerate(times) if i == 0 or t - times[i - 1] > RESTART_GAP]
+    # a counter that moved at the last death of a container left backing off began no attempt: none started after
+    if waves and not any(e.kind == Kind.CONTAINER_STARTED and e.at >= waves[-1] for e in ours):
+        waves.pop()
+    return tuple(waves)

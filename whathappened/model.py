@@ -228,14 +228,21 @@ class Attempt:
     number: int  # 1 for the first
     pods: tuple[PodInfo, ...]
     root_cause: Verdict | None = None
+    # an attempt of containers restarted in place shares its pods with the others: its own span, given
+    began: datetime | None = None
+    finished: datetime | None = None
 
     @property
     def start(self) -> datetime | None:
+        if self.began is not None:
+            return self.began
         return min((p.created for p in self.pods if p.created), default=None)
 
     @property
     def end(self) -> datetime | None:
         """When its last pod ended; None while any of its pods is still running (or was never seen ending)."""
+        if self.finished is not None:
+            return self.finished
         ends = [p.ended or p.deleted for p in self.pods]
         return None if any(e is None for e in ends) else max(e for e in ends if e is not None)
 

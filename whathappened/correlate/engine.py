@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from whathappened.attempts import attempts_of
+from whathappened.attempts import attempts_of, restart_waves
 from whathappened.correlate import templates
 from whathappened.correlate.blame import Judged, judge, root_of
 from whathappened.correlate.causes import NO_FAULT, cause
 from whathappened.correlate.evidence import Case, in_time_order
 from whathappened.correlate.facts import clock, facts, gpu_of
 from whathappened.correlate.facts_run import run_facts
-from whathappened.correlate.fate import evicted_by_api, fates
+from whathappened.correlate.fate import TERMINAL, evicted_by_api, fates, is_about
 from whathappened.correlate.hang import analyze
 from whathappened.correlate.index import TimelineIndex
 from whathappened.correlate.lost import lost_work
 from whathappened.correlate.rules import RULES, Rule, explain
 from whathappened.kinds import Kind
-from whathappened.model import Attempt, Hang, LostWork, NodeInfo, TimelineEvent, Verdict
+from whathappened.model import Attempt, Hang, LostWork, NodeInfo, PodInfo, TimelineEvent, Verdict
 from whathappened.scope import Scope
 
 REMEDIATION_WINDOW = timedelta(hours=1)
@@ -76,6 +77,9 @@ def correlate_attempts(
     root); the experiment's answer is the latest attempt's, every attempt's verdicts kept."""
     groups = attempts_of(scope.pods)
     if len(groups) <= 1:
+        waves = restart_waves(scope.pods, timeline)
+        if waves:
+            return _restarted_in_place(scope, timeline, rules, waves)
         correlation = correlate(scope, timeline, rules)
         return correlation, tuple(Attempt(1, g, correlation.root_cause) for g in groups)
     each = [correlate(replace(scope, pods=group), timeline, rules) for group in groups]
@@ -157,3 +161,67 @@ def _undecided(judged: Sequence[Judged], verdicts: dict[str, Verdict]) -> str:
     commonest = max(set(codes), key=lambda c: (codes.count(c), c))
     example = next(v for v in verdicts.values() if v.cause == commonest)
     return example.next_step
+
+
+def _restarted_in_place(
+    scope: Scope, timeline: Sequence[TimelineEvent], rules: tuple[Rule, ...], waves: Sequence[datetime]
+) -> tuple[Correlation, tuple[Attempt, ...]]:
+    """Containers restarted in place: each attempt is the span up to a wave of restarts, explained on the events of
+    that span alone with each pod as it stood at the span's end (dead if one of its containers ended in it); the
+    latest attempt is the pods as they are. The answer is the latest attempt's; a pod that did not die again keeps
+    the verdict of its last death."""
+    times = [e.at for e in timeline]  # in time order (merge_timeline)
+    bounds = [None, *waves, None]
+    spans = []
+    for k in range(len(waves) + 1):
+        lo, hi = bounds[k], bounds[k + 1]
+        # a death stamped at the restart that followed it (a counter scraped then) is the earlier attempt's
+        first = bisect_right(times, lo) if lo is not None else 0
+        last = bisect_right(times, hi) if hi is not None else len(times)
+        span = timeline[first:last]
+        # the latest attempt is the pods as they are, begun when their containers last started
+        pods = tuple(replace(p, started=None) if hi is None else _as_it_stood(p, span) for p in scope.pods)
+        spans.append((lo, hi, _shifted(correlate(replace(scope, pods=pods), span, rules), first)))
+    if spans[-1][2].root_cause is None:
+        # the latest span holds no death the sources recorded (only a restart counter moved, say): the answer the
+        # whole timeline gives stands for it
+        whole = correlate(scope, timeline, rules)
+        if whole.root_cause is not None:
+            spans[-1] = (spans[-1][0], None, whole)
+    attempts = tuple(
+        Attempt(n, scope.pods, c.root_cause, began=lo or _first_start(scope), finished=hi or _last_death(c))
+        for n, (lo, hi, c) in enumerate(spans, start=1)
+    )
+    latest = spans[-1][2]
+    judged = {v.pod for v in latest.verdicts}
+    earlier = {v.pod: v for _, _, c in spans[:-1] for v in c.verdicts if v.pod not in judged}
+    return replace(latest, verdicts=(*earlier.values(), *latest.verdicts)), attempts
+
+
+def _as_it_stood(pod: PodInfo, span: Sequence[TimelineEvent]) -> PodInfo:
+    """The pod at the end of an earlier attempt: failed when one of its containers ended in the span, else
+    running; what the API says of it now belongs to the latest attempt."""
+    died = any(e.kind in TERMINAL and is_about(e, pod) for e in span)
+    return replace(pod, phase="Failed" if died else "Running", started=None, ended=None, deleted=None, containers=())
+
+
+def _last_death(c: Correlation) -> datetime | None:
+    """When the latest attempt ended: its last death, when it failed (its pods may restart and back off)."""
+    return max((v.ended for v in c.verdicts if v.ended is not None), default=None) if c.root_cause else None
+
+
+def _first_start(scope: Scope) -> datetime | None:
+    return min((p.created for p in scope.pods if p.created), default=None)
+
+
+def _shifted(c: Correlation, offset: int) -> Correlation:
+    """A span's correlation with its timeline indexes made the whole timeline's."""
+    if not offset:
+        return c
+
+    def moved(v: Verdict) -> Verdict:
+        return replace(v, evidence=tuple(i + offset for i in v.evidence))
+
+    verdicts = tuple(moved(v) for v in c.verdicts)
+    root = next((v for v in verdicts if c.root_cause is not None and v.pod == c.root_cause.pod), None)
+    return replace(c, verdicts=verdicts, root_cause=root, chain=tuple(i + offset for i in c.chain))

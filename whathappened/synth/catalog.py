@@ -55,6 +55,7 @@ SCENARIOS: dict[str, Story] = {
     "spot-preemption-azure": stories_cloud.azure_spot,
     "jobset-restarted": stories_attempts.jobset_restarted,
     "job-retried": stories_attempts.job_retried,
+    "restarted-in-place": stories_attempts.restarted_in_place,
 }
 
 

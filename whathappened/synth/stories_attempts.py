@@ -10,13 +10,14 @@ from whathappened.synth.common import (
     lifecycle_events,
     nccl_error_collateral,
     rank_crash,
+    restart,
     torchrun_teardown,
     training_chatter,
     xid,
 )
 from whathappened.synth.frameworks import make_pods
 from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Recording
+from whathappened.synth.spec import Pod, Recording
 from whathappened.synth.story import Setup, begin, day, expect
 
 RESTART_LABEL = "jobset.sigs.k8s.io/restart-attempt"
@@ -139,5 +140,67 @@ def job_retried(ids: Ids) -> Recording:
         (bad1, "gpu-memory-error", True, None),
         *((p, "nccl-error", False, bad1) for p in others1),
         (bad2, "cuda-oom", True, None),
+        *((p, "peer-failure", False, bad2) for p in others2),
+    )
+
+
+def _restarted_in_place(pods: list[Pod], backoff: timedelta) -> None:
+    """Each pod's ended container becomes an earlier run: the kubelet starts it again after ``backoff``
+    (restartPolicy OnFailure), the pod stays and counts a restart."""
+    for pod in pods:
+        assert pod.started is not None and pod.finished is not None and pod.exit_code is not None
+        restart(pod, pod.started, pod.finished, pod.exit_code, pod.term_reason or "Error")
+        pod.started = pod.finished + backoff
+        pod.finished = pod.exit_code = pod.term_reason = pod.final_phase = None
+        pod.ready = True
+
+
+def restarted_in_place(ids: Ids) -> Recording:
+    """A PyTorchJob with restartPolicy OnFailure: after a GPU fault its containers restart in place (the same
+    pods), train again, and the second run dies of an application error."""
+    s = Setup(
+        "restarted-in-place",
+        "Attempt 1: Xid 48 on GPU 4 of one node, its rank dies and the others fail on NCCL; every container is "
+        "restarted in place. Attempt 2: rank 0 raises a KeyError in the data loader and torchrun tears the others "
+        "down.",
+        "llava-next-34b-sft",
+        "multimodal",
+        "training.kubeflow.org/job-name",
+        "pytorchjob",
+        "aks-h100",
+        "h100pool",
+        "mm-aks",
+        day(11, 23, 9),
+        3,
+        hours=2.5,
+    )
+    rec, nodes, pods = begin(ids, s)
+    for pod in pods:
+        pod.restart_policy = "OnFailure"
+    t1 = day(11, 23, 9, 31) + timedelta(seconds=44)
+    training_chatter(rec, ids, pods, t1, ckpt_path="/mnt/azureblob/llava-next-34b-sft")
+    xid(rec, nodes[1], 4, t1, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer "
+        "at partition 2, subpartition 0.", 51207)  # fmt: skip
+    bad1 = pods[1]
+    rank_crash(rec, bad1, t1 + timedelta(seconds=2), 4, [msg.cuda_error("uncorrectable ECC error encountered")])
+    others1 = [pods[0], pods[2]]
+    nccl_error_collateral(rec, others1, t1 + timedelta(seconds=16), bad1.rank0 + 4)
+    _restarted_in_place(pods, timedelta(seconds=10))
+    t2 = day(11, 23, 10, 27) + timedelta(seconds=3)
+    error = msg.traceback(
+        [
+            ("/workspace/llava/train/dataset.py", 218, "__getitem__", "image_file = self.list_data_dict[i]['image']"),
+        ],
+        "KeyError: 'image'",
+    )
+    training_chatter(rec, ids, pods, t2 - timedelta(minutes=1), ckpt_path="/mnt/azureblob/llava-next-34b-sft")
+    bad2 = pods[0]
+    rank_crash(rec, bad2, t2, 0, [error])
+    others2 = [pods[1], pods[2]]
+    torchrun_teardown(rec, others2, t2 + timedelta(seconds=9))
+    rec.meta = replace(rec.meta, captured_at=rec.meta.end)
+    return expect(
+        rec,
+        (bad2, "application-error", True, None),
         *((p, "peer-failure", False, bad2) for p in others2),
     )
