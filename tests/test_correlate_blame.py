@@ -229,12 +229,6 @@ def test_verdict_category_and_retryable_come_from_the_cause_table():
         assert (v.category, v.retryable) == (CAUSES[v.cause].category, CAUSES[v.cause].retryable)
 
 
-def test_every_cause_has_plain_words_for_collateral_sentences():
-    from whathappened.correlate.templates import NEXT_STEPS, PLAIN
-
-    assert set(PLAIN) == set(CAUSES) and set(NEXT_STEPS) == set(CAUSES)
-
-
 def test_a_rank_that_died_silently_long_before_the_others_timed_out_is_the_root():
     pods, events = job(3)
     events += [exited("w-2", "n2", at(20), 137)]  # gone with no word; the collective hangs

@@ -142,7 +142,7 @@ def _collateral(j: Judged, root: Judged, convert: bool) -> Judged:
             finding, cause="peer-failure", summary=templates.PEER, confidence=round(min(finding.confidence, 0.6), 2)
         )
     began = root.finding.onset.strftime("%H:%M:%S UTC")
-    blame = f", caused by {root.fate.name} going down at {began} ({templates.PLAIN[root.finding.cause]})"
+    blame = f", caused by {root.fate.name} going down at {began} ({cause(root.finding.cause).plain})"
     return replace(j, finding=finding, root=False, caused_by=root.fate.name, blame=blame)
 
 

@@ -10,6 +10,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from whathappened.correlate.causes import CAUSES
+
 CONFIG = "{pod} could not start its container: {what} ({at})."
 UNSCHEDULABLE = "{pod} was never scheduled: {what} (first seen {at})."
 NEVER_SCHEDULED = "{pod} stayed Pending with no node from {at} to {died}: it was never scheduled."
@@ -56,69 +58,7 @@ COMPLETED = "{pod} finished successfully at {died}."
 STATUS = "{pod} ended at {died}; its Kubernetes status says {status}."
 UNKNOWN = "{pod} ended at {died} and the evidence does not say why."
 
-HARDWARE_TICKET = "cordon {fault_node} and open a hardware ticket for {gpu}; resubmitting is safe"
-NEXT_STEPS: Mapping[str, str] = {
-    "host-maintenance": "resubmitting is safe: {node} was taken for host maintenance; run `whathappened preflight` "
-    "before long runs to skip nodes with maintenance due",
-    "spot-preemption": "resubmitting is safe: the spot VM {node} was reclaimed; resume from the last checkpoint, "
-    "or use on-demand capacity for long runs",
-    "node-failure": "cordon {fault_node} and check it (kubelet, kernel log, hardware); resubmitting is safe",
-    "node-pressure-eviction": "resubmitting is safe; set the memory request near real use so the kubelet on {node} "
-    "does not evict it again",
-    "gpu-fallen-off-bus": HARDWARE_TICKET,
-    "gpu-memory-error": HARDWARE_TICKET,
-    "gpu-hardware-error": HARDWARE_TICKET,
-    "nvlink-error": "cordon {fault_node} and open a hardware ticket for the NVLink of {gpu}; resubmitting is safe",
-    "gpu-thermal": "cordon {fault_node} and have its cooling checked ({gpu} overheated); resubmitting is safe",
-    "network-error": "cordon {fault_node} and have its network links checked; resubmitting is safe",
-    "nccl-timeout": "no fault found behind the NCCL timeout: check the network fabric and look for a hung rank "
-    "(py-spy dump, NCCL_DEBUG=INFO), then resubmit",
-    "nccl-error": "no fault found behind the NCCL error: rerun with NCCL_DEBUG=INFO and check the network, "
-    "then resubmit",
-    "peer-failure": "look at the rank that failed first; resubmitting is safe once it is fixed",
-    "scheduler-preemption": "resubmitting is safe: a higher-priority pod took the node; use a higher priority class "
-    "or reserved capacity",
-    "unschedulable": "not retryable as is: {what}; free or add capacity, or lower the request",
-    "oom-killed": "not retryable: raise the memory limit of {pod} or lower its memory use",
-    "cuda-oom": "not retryable: lower the batch size or use activation checkpointing, then resubmit",
-    "application-error": "not retryable: fix {fix} ({exception}), then resubmit",
-    "config-error": "not retryable: fix the image or configuration ({what}), then resubmit",
-    "liveness-probe": "not retryable: fix the liveness probe or the hang it catches",
-    "deadline-exceeded": "not retryable as is: raise the Job's activeDeadlineSeconds or backoffLimit, "
-    "or make it finish sooner",
-    "deleted": "nothing failed: the pods were stopped on purpose; resubmit if that was not intended",
-    "completed": "nothing to do: the run finished",
-    "unknown": "the evidence does not decide: read the last log lines of {pod} and the kernel log of {node}",
-}
 NOTHING_FAILED = "nothing failed in this window"
-
-# Each cause in a few plain words, for sentences that name another pod's failure.
-PLAIN: Mapping[str, str] = {
-    "host-maintenance": "host maintenance",
-    "spot-preemption": "a spot reclaim",
-    "node-failure": "its node failing",
-    "node-pressure-eviction": "a kubelet eviction",
-    "gpu-fallen-off-bus": "its GPU falling off the bus",
-    "gpu-memory-error": "a GPU memory error",
-    "gpu-hardware-error": "a GPU fault",
-    "nvlink-error": "an NVLink error",
-    "gpu-thermal": "its GPU overheating",
-    "network-error": "a network fault",
-    "nccl-timeout": "an NCCL timeout",
-    "nccl-error": "an NCCL error",
-    "peer-failure": "another rank failing",
-    "scheduler-preemption": "preemption",
-    "unschedulable": "not being scheduled",
-    "oom-killed": "running out of memory",
-    "cuda-oom": "running out of GPU memory",
-    "application-error": "an application error",
-    "config-error": "a configuration error",
-    "liveness-probe": "a failed liveness probe",
-    "deadline-exceeded": "its Job's deadline",
-    "deleted": "being stopped",
-    "completed": "finishing",
-    "unknown": "an unexplained exit",
-}
 
 
 class _Facts(dict[str, Any]):
@@ -130,8 +70,8 @@ def fill(template: str, facts: Mapping[str, Any]) -> str:
     return template.format_map(_Facts(facts))
 
 
-def next_step(cause: str, facts: Mapping[str, Any]) -> str:
-    return fill(NEXT_STEPS.get(cause, NEXT_STEPS["unknown"]), facts)
+def next_step(code: str, facts: Mapping[str, Any]) -> str:
+    return fill((CAUSES.get(code) or CAUSES["unknown"]).next_step, facts)
 
 
 def place(file: object, line: object) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
+from whathappened.correlate.causes import CAUSES
 from whathappened.kinds import Kind
 from whathappened.model import Report, TimelineEvent, Verdict, Window
 from whathappened.timeutils import isoformat
@@ -18,36 +19,10 @@ MAX_TIMELINE_ROWS = 400
 MAX_VERDICT_ROWS = 40
 MAX_CHAIN_STEPS = 15
 
-CAUSE_TITLES = {
-    "host-maintenance": "Host maintenance",
-    "spot-preemption": "Spot instance reclaimed",
-    "node-failure": "Node failure",
-    "node-pressure-eviction": "Evicted under node pressure",
-    "gpu-fallen-off-bus": "GPU fell off the bus",
-    "gpu-memory-error": "GPU memory error",
-    "gpu-hardware-error": "GPU hardware error",
-    "nvlink-error": "NVLink error",
-    "gpu-thermal": "GPU overheated",
-    "network-error": "Network error",
-    "nccl-timeout": "NCCL timeout",
-    "nccl-error": "NCCL error",
-    "peer-failure": "Torn down after another rank failed",
-    "scheduler-preemption": "Preempted by the scheduler",
-    "unschedulable": "Never scheduled",
-    "oom-killed": "Out of memory (container limit)",
-    "cuda-oom": "CUDA out of memory",
-    "application-error": "Application error",
-    "config-error": "Configuration error",
-    "liveness-probe": "Failed its liveness probe",
-    "deadline-exceeded": "Deadline exceeded",
-    "deleted": "Deleted",
-    "completed": "Completed",
-    "unknown": "Unknown",
-}
-
 
 def title_of(cause: str) -> str:
-    return CAUSE_TITLES.get(cause, cause)
+    row = CAUSES.get(cause)
+    return row.title if row is not None else cause
 
 
 def where(event: TimelineEvent) -> str:
