@@ -23,9 +23,9 @@ from whathappened.collectors._prom_vocab import (
     POD_REASON_KINDS,
     REBALANCE_EVENT_TYPES,
     SPOT_EVENT_TYPES,
-    XID_TEXT,
 )
 
+from whathappened import xids
 from whathappened.kinds import Kind, severity_of
 from whathappened.model import PodInfo, Severity, Subject, TimelineEvent
 from whathappened.scope import Scope
@@ -151,7 +151,7 @@ def xid(edge: Edge, ctx: Context) -> Iterable[TimelineEvent]:
             return  # the gauge went back to 0: the exporter restarted or the error was cleared
         number = int(edge.value)
     subject = gpu_subject(series, edge.at, ctx)
-    text = series.labels.get("err_msg") or XID_TEXT.get(number)
+    text = series.labels.get("err_msg") or xids.meaning(number)
     summary = f"Xid {number} on {_gpu_text(subject)}" + (f": {text}" if text else "")
     yield event(
         edge.at, Kind.GPU_XID, summary, subject, series, xid=number, text=text, uuid=series.label("UUID", "uuid")

@@ -33,36 +33,6 @@ GPU_COUNTERS: Mapping[str, tuple[Kind, str]] = {
     "DCGM_FI_DEV_THERMAL_VIOLATION": (Kind.GPU_THERMAL, "thermal throttling"),
     "DCGM_FI_DEV_POWER_VIOLATION": (Kind.GPU_POWER_VIOLATION, "power-cap throttling"),
 }
-# dcgm-exporter's own Xid texts (internal/pkg/collector/xid_errors.go) for the Xids that end training runs;
-# its err_msg label carries them too, but that label changes with the value and is merged away.
-XID_TEXT: Mapping[int, str] = {
-    8: "GPU stopped processing",
-    13: "Graphics Engine Exception",
-    31: "GPU memory page fault",
-    43: "GPU stopped processing",
-    45: "Preemptive cleanup, due to previous errors",
-    48: "Double Bit ECC Error",
-    61: "Internal micro-controller breakpoint/warning",
-    62: "Internal micro-controller halt",
-    63: "ECC page retirement or row remapping recording event",
-    64: "ECC page retirement or row remapper recording failure",
-    74: "NVLINK Error",
-    79: "GPU has fallen off the bus",
-    92: "High single-bit ECC error rate",
-    94: "Contained ECC error",
-    95: "Uncontained ECC error",
-    109: "Context Switch Timeout Error",
-    119: "GSP RPC Timeout",
-    120: "GSP Error",
-    121: "C2C Link Error",
-    140: "Unrecovered ECC Error",
-    143: "GPU Initialization Failure",
-    144: "NVLINK: Saw Error",
-    145: "NVLINK: RLW Error",
-    149: "NVLINK: NETIR Error",
-    154: "GPU Recovery Action Changed",
-    155: "NVLINK: SW Defined Error",
-}
 # dcgm-exporter's 1.x-compatibility names (its etc/1.x-compatibility-metrics.csv, a verbatim copy in
 # tests/data/real-formats): old name -> the DCGM field's name. Profiling fields keep their name in lower case.
 DCGM_1X_NAMES: Mapping[str, str] = {

@@ -1,9 +1,6 @@
 """Predicates on single events: which Xid codes mean what, and the words real systems use for each happening.
 
-Xid classes follow NVIDIA's Xid catalog (reference/xid-catalog.md): codes whose immediate action is a GPU reset
-or a node reboot are hardware; 13, 31, 43 and 45 are usually the application's own fault (or a sympathetic
-report of another Xid) and explain nothing here; 63 (a row remap event) and 92 (single-bit errors) are
-corrected and end no work.
+The Xid families come from the one catalog, whathappened.xids (after NVIDIA's Xid catalog's immediate actions).
 """
 
 from __future__ import annotations
@@ -11,16 +8,13 @@ from __future__ import annotations
 from whathappened.correlate.evidence import text_of, xid_of
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
+from whathappened.xids import Family, codes
 
-FALLEN_OFF_BUS_XIDS = frozenset({79})
-MEMORY_XIDS = frozenset({48, 64, 94, 95, 140, 171, 172})
-NVLINK_XIDS = frozenset({74, *range(144, 151)})
-HARDWARE_XIDS = frozenset(
-    {32, 46, 54, 56, 57, 58, 59, 61, 62, 69, 109, 110, 119, 120, 122, 123, 143, 154, 157, 158}
-)  # 69: graphics engine class error, which NVIDIA's device plugin reports as critical and takes the GPU out for
-# Graphics exception (13), MMU page fault (31), "GPU stopped processing" after a software-induced fault (43): the
-# catalog's RESTART_APP / IGNORE, "typically an application-level bug"; the GPU stays healthy
-APPLICATION_XIDS = frozenset({13, 31, 43})
+FALLEN_OFF_BUS_XIDS = codes(Family.FALLEN_OFF_BUS)
+MEMORY_XIDS = codes(Family.MEMORY)
+NVLINK_XIDS = codes(Family.NVLINK)
+HARDWARE_XIDS = codes(Family.HARDWARE)
+APPLICATION_XIDS = codes(Family.APPLICATION)
 
 SPOT_WORDS = ("spot", "preempt", "interruption", "instance-action", "rebalance")
 MAINTENANCE_WORDS = (
