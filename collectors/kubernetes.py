@@ -61,7 +61,9 @@ from whathappened.scope import Discovery, Query, Scope
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-BULK_PAGE = 10_000  # events and nodes are filtered here, so fetch them in few, large pages
+# Every LIST in pages of at most this many objects, the size the API server's own clients use: a 50,000-event
+# namespace read in one page costs the server (and etcd) that page's whole memory at once.
+MAX_PAGE = 500
 NODE_GET_MAX = 3  # up to this many nodes, GET each instead of listing every node of the cluster
 LOG_READERS = CONNECTIONS - 2  # log reads in flight: enough to hide round trips, few enough to spare the server
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
@@ -153,7 +155,7 @@ class KubernetesCollector:
         metadata of a namespace's pods is small, and the full pods still come through a server-side selector.
         """
         call, where = Call("list", "pods", namespace), {"namespace": namespace}
-        listed = self._list(call, "pods", where, page=BULK_PAGE, accept=METADATA_ONLY)
+        listed = self._list(call, "pods", where, accept=METADATA_ONLY)
         metadata = [{"metadata": item.get("metadata") or {}} for item in listed]
         chosen = discover_from_objects(metadata, query)
         if not chosen.pods:
@@ -200,7 +202,7 @@ class KubernetesCollector:
                     else:
                         self._nodes[name] = node
             else:
-                for node in self._list(Call("list", "nodes"), "nodes", page=BULK_PAGE):
+                for node in self._list(Call("list", "nodes"), "nodes"):
                     self._nodes[node["metadata"]["name"]] = node
                 self._listed_nodes = True
         return [parse_node(self._nodes[n]) for n in sorted(names) if n in self._nodes]
@@ -221,13 +223,13 @@ class KubernetesCollector:
     ) -> list[dict[str, Any]]:
         call, where = Call("list", "events", namespace), {"namespace": namespace}
         try:
-            return self._list(call, "events", where, [("fieldSelector", fields)], page=BULK_PAGE, keep=keep)
+            return self._list(call, "events", where, [("fieldSelector", fields)], keep=keep)
         except SourceForbidden as forbidden:
             # Some roles grant only the newer events API; it serves the same objects.
             new_fields = fields.replace("involvedObject.", "regarding.") if fields else None
             newer = Call("list", "events", namespace, "events.k8s.io")
             try:
-                return self._list(newer, "events-v1", where, [("fieldSelector", new_fields)], page=BULK_PAGE, keep=keep)
+                return self._list(newer, "events-v1", where, [("fieldSelector", new_fields)], keep=keep)
             except SourceForbidden:
                 raise forbidden from None
 
@@ -297,7 +299,6 @@ class KubernetesCollector:
         endpoint: str,
         where: Mapping[str, str] | None = None,
         params: Params = (),
-        page: int | None = None,
         accept: str = JSON,
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
     ) -> list[Any]:
@@ -306,7 +307,7 @@ class KubernetesCollector:
         token: str | None = None
         restarts = 0
         while True:
-            paging = [*params, ("limit", page or self._kube.page_size), ("continue", token)]
+            paging = [*params, ("limit", min(self._kube.page_size, MAX_PAGE)), ("continue", token)]
             try:
                 body = self._request(call, endpoint, where, paging, accept)
             except Expired:

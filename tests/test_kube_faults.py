@@ -109,13 +109,25 @@ def test_expired_continue_token_restarts_the_list(session: KubeSession) -> None:
     c = collector(session.kubeconfig, kubernetes=KubernetesSettings(page_size=3))
     discovery = c.discover(query())
     assert len(discovery.pods) == 4
-    selector_lists = [r for r in session.requests if "labelSelector" in r.query]
-    assert [("continue" in r.query, r.status) for r in selector_lists] == [
-        (False, 200),
-        (True, 410),
-        (False, 200),
-        (True, 200),
-    ]
+    lists = [r for r in session.requests if r.path.endswith("/pods")]
+    [expired] = [k for k, r in enumerate(lists) if r.status == 410]
+    gone, again = lists[expired], lists[expired + 1]
+    assert "continue" in gone.query and "continue" not in again.query and again.status == 200
+    assert {k: v for k, v in again.query.items() if k != "continue"} == {
+        k: v for k, v in gone.query.items() if k != "continue"
+    }  # the same list, asked again from its start
+
+
+@pytest.mark.parametrize("page_size", [500, 100_000])
+def test_every_list_asks_for_pages_of_at_most_500_objects(session: KubeSession, page_size: int) -> None:
+    """Pods, events and nodes alike, whatever page size is configured: a LIST never asks the API server for more
+    than 500 objects at once (a large page is the server's memory, at once)."""
+    c = collector(session.kubeconfig, kubernetes=KubernetesSettings(page_size=page_size))
+    discovery = c.discover(query())
+    c.collect(Scope(query(), discovery.pods, discovery.nodes))
+    lists = [r for r in session.requests if r.method == "GET" and not r.is_log and "limit" in r.query]
+    assert {r.path.rsplit("/", 1)[-1] for r in lists} >= {"pods", "events"}
+    assert all(0 < int(r.query["limit"]) <= 500 for r in lists)
 
 
 def test_missing_namespace_is_reported(session: KubeSession) -> None:
