@@ -128,6 +128,12 @@ AUTO = "auto"
 DETECTION_ORDER: tuple[str, ...] = ("ecs", "fluent-bit", "vector", "otel", "ss4o")
 
 
+def preset_choices() -> str:
+    """The ``--log-preset`` values as the help text and the docs list them: "auto | ecs | ... (aliases ...)"."""
+    aliases = ", ".join(f"{alias}={name}" for alias, name in ALIASES.items())
+    return " | ".join([AUTO, *PRESETS]) + f" (aliases {aliases})"
+
+
 def _union(values: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for group in values for v in group))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -139,3 +140,21 @@ def test_fields_are_read_nested_flat_or_mixed() -> None:
     labels = {"kubernetes": {"labels": {"training": {"kubeflow": {"org/job-name": "d"}}}}}
     assert get_path(labels, "kubernetes.labels.training.kubeflow.org/job-name") == "d"
     assert get_path({"kubernetes": "flat string"}, "kubernetes.pod.name") is None
+
+
+def test_the_preset_list_is_declared_once_and_the_docs_name_every_preset() -> None:
+    """The help text is built from the presets; the README's option table and the config file's example name each
+    preset and alias, so a preset added to the table and not to the docs fails here."""
+    import whathappened.config
+    from whathappened.cli.options import LogPreset
+    from whathappened.collectors._log_fields import ALIASES, AUTO, PRESETS, preset_choices
+
+    [option] = LogPreset.__metadata__
+    assert preset_choices() in option.help
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    [row] = [line for line in readme.splitlines() if line.startswith("| `--log-preset")]
+    [example] = [line for line in (whathappened.config.__doc__ or "").splitlines() if "preset =" in line]
+    for name in (AUTO, *PRESETS, *ALIASES):
+        assert f"`{name}`" in row, name
+    for name in (AUTO, *PRESETS):
+        assert name in example, name

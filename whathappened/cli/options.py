@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from whathappened.collectors._log_fields import preset_choices
 from whathappened.config import Settings, load_settings
 from whathappened.errors import UsageError
 from whathappened.model import Window
@@ -55,7 +56,7 @@ LogPreset = Annotated[
     str | None,
     typer.Option(
         "--log-preset",
-        help="Log field mapping, detected per index when auto: auto | ecs | fluent-bit | vector | otel | ss4o [auto].",
+        help=f"Log field mapping, detected per index when auto: {preset_choices()} [auto].",
     ),
 ]
 
