@@ -145,9 +145,10 @@ def test_fields_are_read_nested_flat_or_mixed() -> None:
 def test_the_preset_list_is_declared_once_and_the_docs_name_every_preset() -> None:
     """The help text is built from the presets; the README's option table and the config file's example name each
     preset and alias, so a preset added to the table and not to the docs fails here."""
+    from whathappened.collectors._log_fields import ALIASES, AUTO, PRESETS, preset_choices
+
     import whathappened.config
     from whathappened.cli.options import LogPreset
-    from whathappened.collectors._log_fields import ALIASES, AUTO, PRESETS, preset_choices
 
     [option] = LogPreset.__metadata__
     assert preset_choices() in option.help
