@@ -206,3 +206,24 @@ def test_the_html_picture_marks_where_each_later_attempt_began() -> None:
     page = subprocess.run(args, capture_output=True, text=True, timeout=120).stdout
     assert '<section class="attempts"><h2>Attempts</h2><ol>' in page
     assert page.count('data-attempt="2"') >= 1 and 'data-attempt="1"' not in page  # the first needs no line
+
+
+def test_a_long_history_lists_the_first_and_the_latest_attempts_and_counts_the_others() -> None:
+    """Hundreds of attempts (a day of a crash loop) in a terminal or markdown report: the first, a count, the
+    latest seven; the HTML report lists every one."""
+    from whathappened.model import Attempt
+    from whathappened.render.answer import HISTORY_LINES, attempt_history
+
+    a = pod("w-0")
+    report = assemble(gathered([a], [exited(a.name, "node-a", at(20), 1)]))
+    many = replace(
+        report, attempts=tuple(Attempt(n, (a,), None, began=at(n), finished=at(n, 30)) for n in range(1, 41))
+    )
+    lines = attempt_history(many)
+    assert len(lines) == HISTORY_LINES + 1
+    assert (
+        lines[0].startswith("attempt 1 ")
+        and lines[1] == "... 32 more attempts (the JSON and HTML reports list every one)"
+    )
+    assert [line.split()[1] for line in lines[2:]] == [str(n) for n in range(34, 41)]
+    assert len(attempt_history(many, limit=None)) == 40

@@ -15,7 +15,7 @@ from typing import Any
 from whathappened.correlate.facts_run import describe_gpu
 from whathappened.correlate.facts_text import size
 from whathappened.correlate.hang import sentence
-from whathappened.model import Outcome, Report, SourceStatus, Verdict, Window
+from whathappened.model import Attempt, Outcome, Report, SourceStatus, Verdict, Window
 from whathappened.render.common import title_of, when
 
 
@@ -54,23 +54,35 @@ OUTCOME_WORDS = {
 }
 
 
-def attempt_history(report: Report) -> list[str]:
+HISTORY_LINES = 8  # attempts a terminal or markdown history lists; more are counted
+
+
+def attempt_history(report: Report, limit: int | None = HISTORY_LINES) -> list[str]:
     """A restarted or resubmitted experiment's attempts, oldest first, one short line each (none when it ran
-    once): "attempt 1 (06:02-06:48): GPU fallen off the bus, pod x on node-19"."""
+    once): "attempt 1 (06:02-06:48): GPU fallen off the bus, pod x on node-19". Past ``limit`` (a day of a crash
+    loop is hundreds of attempts) the first and the latest are listed and the others counted."""
     if len(report.attempts) < 2:
         return []
-    lines = []
-    for attempt in report.attempts:
-        start = _clock(attempt.start, report.window) if attempt.start else "?"
-        end = _clock(attempt.end, report.window) if attempt.end else "running"
-        root = attempt.root_cause
-        said = (
-            f"{title_of(root.cause)}, pod {root.pod}" + (f" on {root.node}" if root.node else "")
-            if root
-            else ("no failure" if attempt.end is None else "undecided")
-        )
-        lines.append(f"attempt {attempt.number} ({start}-{end}, {len(attempt.pods)} pods): {said}")
+    shown = list(report.attempts)
+    hidden = len(shown) - limit if limit is not None and len(shown) > limit else 0
+    if hidden:
+        shown = [shown[0], *shown[-(limit - 1) :]] if limit is not None else shown
+    lines = [_attempt_line(attempt, report.window) for attempt in shown]
+    if hidden:
+        lines.insert(1, f"... {hidden} more attempts (the JSON and HTML reports list every one)")
     return lines + _repeat_offenders(report)
+
+
+def _attempt_line(attempt: Attempt, window: Window) -> str:
+    start = _clock(attempt.start, window) if attempt.start else "?"
+    end = _clock(attempt.end, window) if attempt.end else "running"
+    root = attempt.root_cause
+    said = (
+        f"{title_of(root.cause)}, pod {root.pod}" + (f" on {root.node}" if root.node else "")
+        if root
+        else ("no failure" if attempt.end is None else "undecided")
+    )
+    return f"attempt {attempt.number} ({start}-{end}, {len(attempt.pods)} pods): {said}"
 
 
 def _repeat_offenders(report: Report) -> list[str]:

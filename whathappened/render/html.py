@@ -74,7 +74,7 @@ def render_html(report: Report) -> str:
 
 
 def _attempts(report: Report) -> str:
-    history = attempt_history(report)
+    history = attempt_history(report, limit=None)
     if not history:
         return ""
     items = "".join(f"<li>{attr(line)}</li>" for line in history)
