@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 
 METRIC = "__metric"  # the series' metric name, which functions and comparisons would drop
@@ -94,13 +95,10 @@ class Spelling:
         """What the exporter's node label says for these nodes."""
         return [self.hosts.get(node, node) for node in nodes]
 
-    def placed(self, labels: Mapping[str, str]) -> Mapping[str, str]:
-        """An answer's labels with the exporter's name for a node replaced by the node's."""
-        if not self.hosts:
-            return labels
-        nodes = {host: node for node, host in self.hosts.items()}
-        moved = {k: nodes[v] for k, v in labels.items() if k in DCGM_NODE_LABELS and v in nodes}
-        return {**labels, **moved} if moved else labels
+    @cached_property
+    def nodes_by_host(self) -> Mapping[str, str]:
+        """The inverse of ``hosts``: exporter pod -> node (made once, read for every answer)."""
+        return MappingProxyType({host: node for node, host in self.hosts.items()})
 
     def on_node_label(self, label: str) -> Spelling:
         return replace(self, node_label=label)
@@ -109,6 +107,15 @@ class Spelling:
     def pod_by(self) -> str:
         """The workload's labels as a ``by (...)`` list."""
         return ", ".join(self.workload)
+
+
+def placed(labels: Mapping[str, str], nodes_by_host: Mapping[str, str]) -> Mapping[str, str]:
+    """Labels whose node label holds an exporter's pod name (an older GPU Operator, not relabelled) with the name
+    of the node that pod runs on (``nodes_by_host``); the same mapping when none does."""
+    if not nodes_by_host:
+        return labels
+    moved = {k: nodes_by_host[v] for k, v in labels.items() if k in DCGM_NODE_LABELS and v in nodes_by_host}
+    return MappingProxyType({**labels, **moved}) if moved else labels
 
 
 CANONICAL = Spelling()

@@ -47,15 +47,13 @@ from whathappened.collectors._prom_signals import (
     Where,
     fb_threshold_mib,
 )
-from whathappened.collectors._prom_vocab import DCGM_1X_NAMES, canonical_metric
+from whathappened.collectors._prom_vocab import canonical_metric, every_name
 
 MIN_STEP_S = 15
 # Every label a dcgm-exporter series may name its pod with (see _prom_events.dcgm_pod): kept by aggregations.
 DCGM_POD_LABELS = "pod, namespace, pod_name, pod_namespace, exported_pod, exported_namespace"
 # The presence metric in every name dcgm-exporter gives it (current, 1.x-compatibility)
-PRESENCE_NAMES = "|".join(
-    escape(n) for n in (PRESENCE_METRIC, *(o for o, c in DCGM_1X_NAMES.items() if c == PRESENCE_METRIC))
-)
+PRESENCE_NAMES = every_name(PRESENCE_METRIC)
 PRESENCE_STEP_S = 300  # the lookback: any step up to it sees every series' last sample
 MAX_POINTS = 10_000  # Prometheus refuses range queries over 11,000 points per series
 

@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from whathappened.collectors import _prom_events as ev
 from whathappened.collectors._prom_model import Series, canonical_series
-from whathappened.collectors._prom_promql import DCGM_NODE_LABELS
+from whathappened.collectors._prom_promql import placed
 from whathappened.collectors._prom_signals import LOOKBACK_S, PRESENCE_METRIC, Where, derive, edges, signal_of
 from whathappened.collectors._prom_util import utilization_events
 
@@ -177,10 +177,8 @@ def placed_on_nodes(series: list[Series], nodes: frozenset[str]) -> list[Series]
 
 
 def _placed(series: Series, hosts: Mapping[str, str]) -> Series:
-    moved = {k: hosts[v] for k, v in series.labels.items() if k in DCGM_NODE_LABELS and v in hosts}
-    if not moved:
-        return series
-    return Series(series.name, MappingProxyType({**series.labels, **moved}), series.samples)
+    labels = placed(series.labels, hosts)
+    return series if labels is series.labels else Series(series.name, labels, series.samples)
 
 
 def _derivable(series: Series, nodes: frozenset[str]) -> bool:

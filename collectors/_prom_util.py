@@ -26,7 +26,7 @@ from types import MappingProxyType
 
 from whathappened.collectors import _prom_events as ev
 from whathappened.collectors._prom_model import Series
-from whathappened.collectors._prom_vocab import DCGM_1X_NAMES
+from whathappened.collectors._prom_vocab import every_name
 
 from whathappened.kinds import Kind
 from whathappened.model import Subject, TimelineEvent, Window
@@ -34,7 +34,7 @@ from whathappened.timeutils import to_unix
 
 UTIL_METRIC = "DCGM_FI_DEV_GPU_UTIL"
 # the utilization gauge in every name dcgm-exporter gives it (current, 1.x-compatibility)
-_UTIL_NAMES = "|".join([UTIL_METRIC, *(old for old, name in DCGM_1X_NAMES.items() if name == UTIL_METRIC)])
+_UTIL_NAMES = every_name(UTIL_METRIC)
 POD_UTIL = "whathappened:pod_gpu_util_avg"
 POD_GPUS = "whathappened:pod_gpu_count"
 PACK = 1e6  # over 100 * n for any n under 10,000 series a pod: n and the sum part never overlap

@@ -72,6 +72,11 @@ DCGM_1X_NAMES: Mapping[str, str] = {
 _OLD_PROFILING = "dcgm_fi_"
 
 
+def every_name(metric: str) -> str:
+    """A regex of every name dcgm-exporter gives this field: the current one and its 1.x-compatibility names."""
+    return "|".join([metric, *(old for old, name in DCGM_1X_NAMES.items() if name == metric)])
+
+
 def canonical_metric(name: str) -> str:
     """A dcgm-exporter metric's current name (1.x-compatibility names mapped back); others as they are."""
     known = DCGM_1X_NAMES.get(name)

@@ -40,6 +40,7 @@ from whathappened.collectors._prom_promql import (
     Selectors,
     Spelling,
     chunked_or,
+    placed,
     quote,
     regex_union,
 )
@@ -440,7 +441,9 @@ def _canonical(answer: list[dict[str, Any]], spelling: Spelling = CANONICAL) -> 
     """Query answers with their labels in the canonical spelling (``_prom_model.canonical_labels``), each node
     under its own name."""
     return [
-        {**item, "metric": spelling.placed(canonical_labels(item["metric"]))} if "metric" in item else item
+        {**item, "metric": placed(canonical_labels(item["metric"]), spelling.nodes_by_host)}
+        if "metric" in item
+        else item
         for item in answer
     ]
 

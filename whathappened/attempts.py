@@ -18,6 +18,7 @@ latest attempt that had begun when they were created, or an earlier attempt when
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
@@ -68,27 +69,24 @@ def _owner_generations(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
 
 
 def _job_retries(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
-    """Per batch Job, each pod's retry count: how many pods of its completion index (of the Job, without indexes)
-    had ended before it was created, ends close together counted once."""
-    jobs: dict[tuple[str, str | None], list[PodInfo]] = defaultdict(list)
+    """Per batch Job, each pod's retry count: how many waves of ends of its completion index's pods (of the Job's
+    pods, without indexes) came before it was created, ends close together counted once."""
+    groups: dict[tuple[str, str | None, str | None], list[PodInfo]] = defaultdict(list)
     for pod in pods:
         if pod.owner_kind == "Job" and pod.created is not None:
-            jobs[(pod.namespace, pod.owner_uid or pod.owner_name)].append(pod)
+            groups[(pod.namespace, pod.owner_uid or pod.owner_name, pod.labels.get(INDEX_LABEL))].append(pod)
     keys: dict[tuple[str, str], int] = {}
-    for members in jobs.values():
+    for members in groups.values():
+        waves = _wave_starts(sorted(end for q in members if (end := q.ended or q.deleted) is not None))
         for pod in members:
-            index = pod.labels.get(INDEX_LABEL)
-            same = [q for q in members if index is None or q.labels.get(INDEX_LABEL) == index]
-            keys[pod.key] = _waves_before(same, pod)
+            assert pod.created is not None
+            keys[pod.key] = bisect_right(waves, pod.created)
     return keys if any(keys.values()) else {}
 
 
-def _waves_before(pods: Sequence[PodInfo], pod: PodInfo) -> int:
-    assert pod.created is not None
-    ends = sorted(
-        end for q in pods if q is not pod and (end := q.ended or q.deleted) is not None and end <= pod.created
-    )
-    return sum(1 for i, end in enumerate(ends) if i == 0 or end - ends[i - 1] > WAVE_GAP)
+def _wave_starts(ends: Sequence[datetime]) -> list[datetime]:
+    """The first end of each wave: ends within WAVE_GAP of the one before failed together."""
+    return [end for i, end in enumerate(ends) if i == 0 or end - ends[i - 1] > WAVE_GAP]
 
 
 def _begun_before(pod: PodInfo, starts: dict[int, datetime], first: int) -> int:

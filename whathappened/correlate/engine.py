@@ -14,7 +14,7 @@ from whathappened.correlate.causes import NO_FAULT, cause
 from whathappened.correlate.evidence import Case, in_time_order
 from whathappened.correlate.facts import clock, facts, gpu_of
 from whathappened.correlate.facts_run import run_facts
-from whathappened.correlate.fate import TERMINAL, evicted_by_api, fates, is_about
+from whathappened.correlate.fate import TERMINAL, evicted_by_api, fates
 from whathappened.correlate.hang import analyze
 from whathappened.correlate.index import TimelineIndex
 from whathappened.correlate.lost import lost_work
@@ -180,7 +180,8 @@ def _restarted_in_place(
         last = bisect_right(times, hi) if hi is not None else len(times)
         span = timeline[first:last]
         # the latest attempt is the pods as they are, begun when their containers last started
-        pods = tuple(replace(p, started=None) if hi is None else _as_it_stood(p, span) for p in scope.pods)
+        dead = _died_in(span)
+        pods = tuple(replace(p, started=None) if hi is None else _as_it_stood(p, dead) for p in scope.pods)
         spans.append((lo, hi, _shifted(correlate(replace(scope, pods=pods), span, rules), first)))
     if spans[-1][2].root_cause is None:
         # the latest span holds no death the sources recorded (only a restart counter moved, say): the answer the
@@ -189,7 +190,7 @@ def _restarted_in_place(
         if whole.root_cause is not None:
             spans[-1] = (spans[-1][0], None, whole)
     attempts = tuple(
-        Attempt(n, scope.pods, c.root_cause, began=lo or _first_start(scope), finished=hi or _last_death(c))
+        Attempt(n, scope.pods, c.root_cause, began=lo, finished=hi or _last_death(c))
         for n, (lo, hi, c) in enumerate(spans, start=1)
     )
     latest = spans[-1][2]
@@ -198,20 +199,21 @@ def _restarted_in_place(
     return replace(latest, verdicts=(*earlier.values(), *latest.verdicts)), attempts
 
 
-def _as_it_stood(pod: PodInfo, span: Sequence[TimelineEvent]) -> PodInfo:
+def _died_in(span: Sequence[TimelineEvent]) -> frozenset[tuple[str | None, str]]:
+    """(namespace or None, pod) of every pod a container of which ended in the span, gathered in one pass."""
+    return frozenset((e.subject.namespace, e.subject.pod) for e in span if e.kind in TERMINAL and e.subject.pod)
+
+
+def _as_it_stood(pod: PodInfo, dead: frozenset[tuple[str | None, str]]) -> PodInfo:
     """The pod at the end of an earlier attempt: failed when one of its containers ended in the span, else
     running; what the API says of it now belongs to the latest attempt."""
-    died = any(e.kind in TERMINAL and is_about(e, pod) for e in span)
+    died = (pod.namespace, pod.name) in dead or (None, pod.name) in dead  # as fate.is_about matches a subject
     return replace(pod, phase="Failed" if died else "Running", started=None, ended=None, deleted=None, containers=())
 
 
 def _last_death(c: Correlation) -> datetime | None:
     """When the latest attempt ended: its last death, when it failed (its pods may restart and back off)."""
     return max((v.ended for v in c.verdicts if v.ended is not None), default=None) if c.root_cause else None
-
-
-def _first_start(scope: Scope) -> datetime | None:
-    return min((p.created for p in scope.pods if p.created), default=None)
 
 
 def _shifted(c: Correlation, offset: int) -> Correlation:
