@@ -55,7 +55,7 @@ lint: dev
 	cd build/importcheck && PYTHONPATH=. ../../$(BIN)/lint-imports --config ../../pyproject.toml
 
 typecheck: dev
-	$(BIN)/mypy whathappened collectors exporters dashboards
+	$(BIN)/mypy whathappened collectors exporters dashboards synth
 
 unit: dev system-deps
 	$(BIN)/pytest -q tests

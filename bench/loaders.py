@@ -62,8 +62,8 @@ def experiment(pods: int, root: Path = OUT) -> Path:
     if not done.exists():
         began = time.monotonic()
         # A separate process: the generator's memory goes back to the system before the servers load.
-        command = [sys.executable, "-m", "whathappened.synth", "scale", "--pods", str(pods), "--out", str(folder)]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        command = [sys.executable, "-m", "synth", "scale", "--pods", str(pods), "--out", str(folder)]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=REPO)
         done.write_text(f"{time.monotonic() - began:.1f}\n")
         made_by.write_text(generator_fingerprint())
     return folder
@@ -72,7 +72,7 @@ def experiment(pods: int, root: Path = OUT) -> Path:
 def generator_fingerprint() -> str:
     """A hash of the generator's source: a cached experiment made by an older generator is made again."""
     digest = hashlib.sha256()
-    for path in sorted((REPO / "whathappened" / "synth").glob("*.py")):
+    for path in sorted((REPO / "synth").glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16] + "\n"
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.loaders import Loaded
-from whathappened.synth.scale import SCALE_FIELDS
+from synth.scale import SCALE_FIELDS
 
 LOG_TAIL = 200
 SIGNS = ("Xid", "error", "Error", "OOM", "timeout", "Killed")

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from whathappened.synth.common import end, training_chatter
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import KEvent, Node, Pod, Recording
-from whathappened.synth.story import Setup, begin, day, expect
-from whathappened.synth.writer import write_recording
+from synth.common import end, training_chatter
+from synth.ids import Ids
+from synth.spec import KEvent, Node, Pod, Recording
+from synth.story import Setup, begin, day, expect
+from synth.writer import write_recording
 
 REAL_LINES = Path(__file__).resolve().parent / "data" / "real-lines.jsonl"
 PLACED = ("container-log", "kernel-log", "k8s-event", "pod-status", "container-status")

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from whathappened.collectors.snapshot import snapshot_collectors, without
 
+from synth.catalog import CORE
 from tests.support import Scenario, all_scenarios
 from whathappened.correlate import CAUSES, Correlation, correlate_attempts
 from whathappened.gather import gather
 from whathappened.model import Window
 from whathappened.scope import Collector, Query
-from whathappened.synth.catalog import CORE
 from whathappened.timeutils import isoformat, parse_timestamp
 
 SCENARIOS = all_scenarios()

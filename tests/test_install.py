@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import zipfile
 
 from tests.support import REPO
 
@@ -52,7 +53,6 @@ def test_normal_install_imports_and_explains_the_demo(tmp_path):
 def _requirements(wheel):
     """The wheel's own requirements (no extras), as distribution names."""
     import re
-    import zipfile
 
     with zipfile.ZipFile(wheel) as archive:
         metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
@@ -96,6 +96,11 @@ def test_a_plain_clone_builds_a_clean_wheel_that_demos_and_needs_every_requireme
     chatter = [line for line in (build.stdout + build.stderr).splitlines() if "warn" in line.lower()]
     assert chatter == [], chatter[:10]
     [wheel] = (tmp_path / "dist").glob("whathappened_gpu-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        held = {name.split("/")[0] for name in archive.namelist() if not name.split("/")[0].endswith(".dist-info")}
+        python = [name for name in archive.namelist() if name.endswith(".py")]
+    assert held == {"whathappened"}, held  # the generator (synth/), tests and benchmarks stay in the clone
+    assert not [name for name in python if "/synth/" in name], "the incident generator must not ship"
 
     site = tmp_path / "site"
     install = subprocess.run(

@@ -37,7 +37,7 @@ def kubectl(session: KubeSession, tmp_path: Path, *args: str) -> str:
     return done.stdout
 
 
-# The project's own incidents (whathappened/synth/stories_core.py)
+# The project's own incidents (synth/stories_core.py)
 PODS = ["phi-3-medium-pt-r5-master-0", *(f"phi-3-medium-pt-r5-worker-{i}" for i in range(3))]
 MAINTENANCE_NODE = "aks-h100pool-23098820-vmss000003"
 OOM_POD = "tokenize-redpajama-p17-7h42f"

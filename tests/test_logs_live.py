@@ -13,18 +13,18 @@ import pytest
 from whathappened.collectors import _log_parse
 from whathappened.collectors.logs import LogCollector, make_client
 
+from synth.catalog import SHIPPED
 from tests.fixtures.search import SearchServer, default_indices
 from tests.support import Scenario, all_scenarios
 from whathappened.config import ElasticsearchSettings
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, TimelineEvent, Window
 from whathappened.scope import Query, Scope, merge_pods
-from whathappened.synth.catalog import SHIPPED
 
 SCENARIOS = all_scenarios()
 
 # scenario -> (kind, pod or node name suffix, attrs that must be there): what each story of the project's generator
-# printed (whathappened/synth/stories_core.py), read back through the real log store
+# printed (synth/stories_core.py), read back through the real log store
 EXPECTED: dict[str, list[tuple[Kind, str, dict[str, Any]]]] = {
     "app-traceback": [
         (Kind.APP_EXCEPTION, "master-0", {"exception": "KeyError", "file": "/app/sft/data.py", "line": 88}),

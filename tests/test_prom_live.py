@@ -20,12 +20,12 @@ from whathappened.collectors._prom_series import Series, discover_from_series, e
 from whathappened.collectors._prom_util import pod_of
 from whathappened.collectors.prometheus import PrometheusCollector
 
+from synth.catalog import CORE, STYLED
 from tests.support import Scenario, all_scenarios
 from whathappened.config import PrometheusSettings
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
-from whathappened.synth.catalog import CORE, STYLED
 
 # The core incidents on both backends, the other generated ones (other exporter spellings, more signals) on
 # Prometheus, to keep the suite short: the backends differ in query semantics, which the core set exercises fully.

@@ -19,10 +19,10 @@ from whathappened.collectors._prom_series import events_from_series, placed_on_n
 from whathappened.collectors._prom_signals import SIGNALS
 from whathappened.collectors._prom_vocab import canonical_metric
 
+from synth.spec import KSM_REASONS_BY_RELEASE
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, Window
 from whathappened.scope import Query, Scope
-from whathappened.synth.spec import KSM_REASONS_BY_RELEASE
 
 SAMPLES = Path(__file__).parent / "data" / "real-formats"
 SCRAPED_AT = 1_775_000_000

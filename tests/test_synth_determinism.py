@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from whathappened.synth.catalog import SCENARIOS
-from whathappened.synth.ids import Ids
-from whathappened.synth.writer import write_recording
+from synth.catalog import SCENARIOS
+from synth.ids import Ids
+from synth.writer import write_recording
 
 
 def _files(folder: Path) -> dict[str, bytes]:

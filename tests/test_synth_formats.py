@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from whathappened.collectors._log_fields import detect, name_of
 
+from synth.catalog import DEMOS, DEMOS_DIR, SCENARIOS, SCENARIOS_DIR
 from tests.support import load_scenario, require_binary
 from tests.synth_checks import CAUSES, bulk_documents, k8s_list, openmetrics_series
-from whathappened.synth.catalog import DEMOS, DEMOS_DIR, SCENARIOS, SCENARIOS_DIR
 
 FOLDERS = [SCENARIOS_DIR / name for name in SCENARIOS] + [DEMOS_DIR / name for name in DEMOS]
 

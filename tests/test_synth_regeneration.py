@@ -1,6 +1,6 @@
 """The committed demo incidents and tests/scenarios are exactly what the generator makes now: they cannot drift.
 
-Regenerate with `python -m whathappened.synth demo` and `python -m whathappened.synth scenarios`.
+Regenerate with `python -m synth demo` and `python -m synth scenarios`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from whathappened.synth.catalog import DEFAULT_SEED, DEMOS, DEMOS_DIR, SCENARIOS, SCENARIOS_DIR, Story
-from whathappened.synth.ids import Ids
-from whathappened.synth.writer import write_recording
+from synth.catalog import DEFAULT_SEED, DEMOS, DEMOS_DIR, SCENARIOS, SCENARIOS_DIR, Story
+from synth.ids import Ids
+from synth.writer import write_recording
 
 CASES = [(name, story, SCENARIOS_DIR) for name, story in SCENARIOS.items()] + [
     (name, story, DEMOS_DIR) for name, story in DEMOS.items()
@@ -29,7 +29,7 @@ def test_committed_incident_matches_the_generator(name: str, story: Story, root:
     write_recording(story(Ids(DEFAULT_SEED)), tmp_path / name, DEFAULT_SEED)
     fresh = sorted(p.relative_to(tmp_path / name) for p in (tmp_path / name).rglob("*") if p.is_file())
     committed = sorted(p.relative_to(root / name) for p in (root / name).rglob("*") if p.is_file())
-    assert fresh == committed, f"run `python -m whathappened.synth {'demo' if root == DEMOS_DIR else 'scenarios'}`"
+    assert fresh == committed, f"run `python -m synth {'demo' if root == DEMOS_DIR else 'scenarios'}`"
     for rel in fresh:
         assert _content(tmp_path / name / rel) == _content(root / name / rel), (
             f"{name}/{rel} drifted from the generator"

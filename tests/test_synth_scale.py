@@ -7,9 +7,9 @@ import json
 import subprocess
 from pathlib import Path
 
+from synth.scale import ScaleOptions, write_scale
 from tests.support import load_scenario, require_binary
 from tests.synth_checks import bulk_documents, k8s_list, openmetrics_series
-from whathappened.synth.scale import ScaleOptions, write_scale
 
 
 def test_small_scale_experiment(tmp_path: Path) -> None:

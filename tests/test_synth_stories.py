@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from synth.catalog import SCENARIOS_DIR
 from tests.synth_checks import bulk_documents, openmetrics_series
-from whathappened.synth.catalog import SCENARIOS_DIR
 
 
 def _pods(name: str) -> dict[str, dict[str, Any]]:

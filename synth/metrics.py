@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
-from whathappened.synth.ids import Ids
-from whathappened.synth.openmetrics import OpenMetricsWriter, labels_text
-from whathappened.synth.spec import Node, Pod, Recording
+from synth.ids import Ids
+from synth.openmetrics import OpenMetricsWriter, labels_text
+from synth.spec import Node, Pod, Recording
 
 XID_TEXT = {
     0: "No Error",
@@ -297,7 +297,7 @@ class DcgmWriter:
         return [table[(k * 7 + off) & 255] for k in range(b, e)]
 
     def _ramp(self, ramp: object, k: int, normal: str) -> str:
-        from whathappened.synth.spec import Ramp
+        from synth.spec import Ramp
 
         assert isinstance(ramp, Ramp)
         t = self.grid.times[k]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from whathappened.synth import messages as msg
-from whathappened.synth.common import (
+from synth import messages as msg
+from synth.common import (
     cordon,
     end,
     killing,
@@ -17,9 +17,9 @@ from whathappened.synth.common import (
     training_chatter,
     xid,
 )
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import DcgmStyle, KEvent, Maintenance, Recording
-from whathappened.synth.story import Setup, begin, day, expect
+from synth.ids import Ids
+from synth.spec import DcgmStyle, KEvent, Maintenance, Recording
+from synth.story import Setup, begin, day, expect
 
 _SMALL = DcgmStyle(fields=("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_TEMP"))
 

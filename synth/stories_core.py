@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from whathappened.synth import messages as msg
-from whathappened.synth.common import (
+from synth import messages as msg
+from synth.common import (
     cordon,
     end,
     killing,
@@ -24,9 +24,9 @@ from whathappened.synth.common import (
     training_chatter,
     xid,
 )
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Counter, KEvent, Maintenance, Node, Pod, Recording
-from whathappened.synth.story import Setup, begin, day, expect
+from synth.ids import Ids
+from synth.spec import Counter, KEvent, Maintenance, Node, Pod, Recording
+from synth.story import Setup, begin, day, expect
 
 
 def xid79_fallen_off_bus(ids: Ids) -> Recording:

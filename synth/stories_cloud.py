@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from whathappened.synth import messages as msg
-from whathappened.synth.common import cordon, end, killing, nccl_error_collateral, node_event, training_chatter
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Maintenance, Recording
-from whathappened.synth.story import Setup, begin, day, expect
+from synth import messages as msg
+from synth.common import cordon, end, killing, nccl_error_collateral, node_event, training_chatter
+from synth.ids import Ids
+from synth.spec import Maintenance, Recording
+from synth.story import Setup, begin, day, expect
 
 
 def azure_spot(ids: Ids) -> Recording:

@@ -12,15 +12,15 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from whathappened.synth import messages as msg
-from whathappened.synth.common import rank_crash, xid
-from whathappened.synth.ids import Ids
-from whathappened.synth.ksm import write_metrics
-from whathappened.synth.kube import event_object
-from whathappened.synth.logs import BulkWriter
-from whathappened.synth.spec import DcgmStyle, KEvent, Pod, Recording, iso_ms
-from whathappened.synth.story import Setup, begin, day
-from whathappened.synth.writer import scenario_yaml, write_kubernetes
+from synth import messages as msg
+from synth.common import rank_crash, xid
+from synth.ids import Ids
+from synth.ksm import write_metrics
+from synth.kube import event_object
+from synth.logs import BulkWriter
+from synth.spec import DcgmStyle, KEvent, Pod, Recording, iso_ms
+from synth.story import Setup, begin, day
+from synth.writer import scenario_yaml, write_kubernetes
 
 SCALE_FIELDS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_TEMP")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from whathappened.synth import messages as msg
-from whathappened.synth.agents import NVSENTINEL_STATE, nvsentinel, quarantine
-from whathappened.synth.common import end, killing, nccl_error_collateral, rank_crash, training_chatter, xid
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Counter, Recording
-from whathappened.synth.story import Setup, begin, day, expect
+from synth import messages as msg
+from synth.agents import NVSENTINEL_STATE, nvsentinel, quarantine
+from synth.common import end, killing, nccl_error_collateral, rank_crash, training_chatter, xid
+from synth.ids import Ids
+from synth.spec import Counter, Recording
+from synth.story import Setup, begin, day, expect
 
 
 def uncontained_ecc(ids: Ids) -> Recording:

@@ -1,4 +1,4 @@
-"""`python -m whathappened.synth`: regenerate the committed incidents, write one, or write a scale experiment."""
+"""`python -m synth`: regenerate the committed incidents, write one, or write a scale experiment."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from whathappened.synth.catalog import DEFAULT_SEED, DEMOS, DEMOS_DIR, SCENARIOS, SCENARIOS_DIR, Story
-from whathappened.synth.ids import Ids
-from whathappened.synth.scale import SCALE_FIELDS, ScaleOptions, write_scale
-from whathappened.synth.writer import write_recording
+from synth.catalog import DEFAULT_SEED, DEMOS, DEMOS_DIR, SCENARIOS, SCENARIOS_DIR, Story
+from synth.ids import Ids
+from synth.scale import SCALE_FIELDS, ScaleOptions, write_scale
+from synth.writer import write_recording
 
 
 def _write_set(stories: dict[str, Story], root: Path, seed: int) -> None:
@@ -24,7 +24,7 @@ def _write_set(stories: dict[str, Story], root: Path, seed: int) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m whathappened.synth", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m synth", description=__doc__)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help=f"regenerate the demo incidents in {DEMOS_DIR}").add_argument(

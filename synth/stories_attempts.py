@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from whathappened.synth import messages as msg
-from whathappened.synth.common import (
+from synth import messages as msg
+from synth.common import (
     lifecycle_events,
     nccl_error_collateral,
     rank_crash,
@@ -15,10 +15,10 @@ from whathappened.synth.common import (
     training_chatter,
     xid,
 )
-from whathappened.synth.frameworks import make_pods
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Pod, Recording
-from whathappened.synth.story import Setup, begin, day, expect
+from synth.frameworks import make_pods
+from synth.ids import Ids
+from synth.spec import Pod, Recording
+from synth.story import Setup, begin, day, expect
 
 RESTART_LABEL = "jobset.sigs.k8s.io/restart-attempt"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from whathappened.synth import messages as msg
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import KEvent, Node, Pod, Recording, Run
+from synth import messages as msg
+from synth.ids import Ids
+from synth.spec import KEvent, Node, Pod, Recording, Run
 
 
 def pod_event(

@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from whathappened.synth import (
+from synth import (
     agents,
     demo,
     stories_attempts,
@@ -19,8 +19,8 @@ from whathappened.synth import (
     stories_hw,
     stories_k8s,
 )
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import DcgmStyle, Recording
+from synth.ids import Ids
+from synth.spec import DcgmStyle, Recording
 
 Story = Callable[[Ids], Recording]
 
@@ -269,7 +269,7 @@ DEMOS: dict[str, Story] = {
 }
 
 DEFAULT_SEED = 20261120
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SCENARIOS_DIR = REPO / "tests" / "scenarios"
 DEMOS_DIR = REPO / "whathappened" / "data" / "incidents"
 # The core incidents (one per common way a training pod dies): the tests run these against every backend.

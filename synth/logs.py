@@ -10,10 +10,10 @@ import json
 from datetime import datetime, timedelta
 from typing import IO, Any
 
-from whathappened.synth.kube import container_id
-from whathappened.synth.shippers import SHIPPERS, Labels
-from whathappened.synth.shippers import day as _day
-from whathappened.synth.spec import Node, Pod, iso_ms
+from synth.kube import container_id
+from synth.shippers import SHIPPERS, Labels
+from synth.shippers import day as _day
+from synth.spec import Node, Pod, iso_ms
 
 FILEBEAT = "filebeat"
 

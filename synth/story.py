@@ -6,11 +6,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from whathappened.synth.clouds import make_nodes
-from whathappened.synth.common import lifecycle_events
-from whathappened.synth.frameworks import make_pods
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import DcgmStyle, Meta, Node, Pod, Recording
+from synth.clouds import make_nodes
+from synth.common import lifecycle_events
+from synth.frameworks import make_pods
+from synth.ids import Ids
+from synth.spec import DcgmStyle, Meta, Node, Pod, Recording
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from whathappened.synth.ksm import write_metrics
-from whathappened.synth.kube import event_object, k8s_list, node_object, pod_object
-from whathappened.synth.logs import BulkWriter, skewed
-from whathappened.synth.shippers import Labels
-from whathappened.synth.spec import Recording, iso
+from synth.ksm import write_metrics
+from synth.kube import event_object, k8s_list, node_object, pod_object
+from synth.logs import BulkWriter, skewed
+from synth.shippers import Labels
+from synth.spec import Recording, iso
 
 
 def _q(value: str) -> str:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from whathappened.synth.kube import container_id, machine_id
-from whathappened.synth.spec import Node, Pod, iso_ms
+from synth.kube import container_id, machine_id
+from synth.spec import Node, Pod, iso_ms
 
 Doc = dict[str, Any]
 Indexed = tuple[str, Doc]

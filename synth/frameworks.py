@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Node, Owner, Pod
+from synth.ids import Ids
+from synth.spec import Node, Owner, Pod
 
 PYTORCH_IMAGE = "nvcr.io/nvidia/pytorch:24.09-py3"
 

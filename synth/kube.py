@@ -6,7 +6,7 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
-from whathappened.synth.spec import KEvent, Node, Pod, Recording, Run, iso, iso_us
+from synth.spec import KEvent, Node, Pod, Recording, Run, iso, iso_us
 
 TOLERATIONS = [
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},

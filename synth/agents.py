@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from whathappened.synth.spec import Gpu, Recording, iso
+from synth.spec import Gpu, Recording, iso
 
 Condition = Callable[[int, Gpu, datetime], dict[str, Any]]
 

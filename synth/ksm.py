@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 
-from whathappened.synth.ids import Ids
-from whathappened.synth.metrics import (
+from synth.ids import Ids
+from synth.metrics import (
     _KSM_REASONS,
     _PHASES,
     DcgmWriter,
@@ -19,8 +19,8 @@ from whathappened.synth.metrics import (
     _write_track,
     exporter_pod,
 )
-from whathappened.synth.openmetrics import OpenMetricsWriter, labels_text
-from whathappened.synth.spec import KSM_REASONS_BY_RELEASE, Pod, Recording
+from synth.openmetrics import OpenMetricsWriter, labels_text
+from synth.spec import KSM_REASONS_BY_RELEASE, Pod, Recording
 
 
 def _pod_span(rec: Recording, grid: Grid, pod: Pod) -> tuple[int, int]:

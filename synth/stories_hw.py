@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from whathappened.synth import messages as msg
-from whathappened.synth.common import (
+from synth import messages as msg
+from synth.common import (
     end,
     killing,
     nccl_error_collateral,
@@ -16,9 +16,9 @@ from whathappened.synth.common import (
     training_chatter,
     xid,
 )
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Counter, DcgmStyle, KEvent, Ramp, Recording
-from whathappened.synth.story import Setup, begin, day, expect
+from synth.ids import Ids
+from synth.spec import Counter, DcgmStyle, KEvent, Ramp, Recording
+from synth.story import Setup, begin, day, expect
 
 
 def node_failure(ids: Ids) -> Recording:

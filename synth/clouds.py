@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import Gpu, Node
+from synth.ids import Ids
+from synth.spec import Gpu, Node
 
 
 @dataclass(frozen=True, slots=True)

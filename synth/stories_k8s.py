@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from whathappened.synth.common import (
+from synth.common import (
     end,
     killing,
     pod_event,
     restart,
     training_chatter,
 )
-from whathappened.synth.ids import Ids
-from whathappened.synth.spec import KEvent, Recording
-from whathappened.synth.story import Setup, begin, day, expect
+from synth.ids import Ids
+from synth.spec import KEvent, Recording
+from synth.story import Setup, begin, day, expect
 
 
 def scheduler_preemption(ids: Ids) -> Recording:
