@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from whathappened.collectors._log_parse import match_line
+from whathappened.collectors.logs.parse import match_line
 
 from acceptance.shared import own_scenarios, scenario_id, shared_scenarios
 from tests.acceptance import run_cli, scenario_args, verdict_problems

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client
-from whathappened.collectors.kubernetes import KubernetesCollector, build_api_client
+from whathappened.collectors.kubernetes.collector import KubernetesCollector, build_api_client
 
 from tests.fixtures.kube import write_kubeconfig
 from tests.kube_double import KubeDouble, LogBook, Store

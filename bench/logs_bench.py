@@ -49,9 +49,15 @@ from elastic_transport import HttpHeaders  # noqa: E402
 from elastic_transport._node import NodeApiResponse  # noqa: E402
 from elastic_transport.client_utils import DEFAULT, DefaultType  # noqa: E402
 from elasticsearch import Elasticsearch  # noqa: E402
-from whathappened.collectors import _log_parse, _log_query  # noqa: E402
-from whathappened.collectors.logs import LogCollector, OpenSearchNode, client_options, make_client  # noqa: E402
-from whathappened.collectors.snapshot import SnapshotKubernetes  # noqa: E402
+from whathappened.collectors.kubernetes.snapshot import SnapshotKubernetes  # noqa: E402
+from whathappened.collectors.logs import parse as log_parse  # noqa: E402
+from whathappened.collectors.logs.elasticsearch import query as log_query  # noqa: E402
+from whathappened.collectors.logs.elasticsearch.collector import (  # noqa: E402
+    LogCollector,
+    OpenSearchNode,
+    client_options,
+    make_client,
+)
 
 from tests.fixtures.search import osmem_binary  # noqa: E402
 from tests.support import free_port, load_scenario, server_process  # noqa: E402
@@ -215,14 +221,14 @@ def smart(settings: ElasticsearchSettings, query: Query) -> dict[str, Any]:
 def naive(settings: ElasticsearchSettings, scope: Scope) -> dict[str, Any]:
     """Every document of the experiment's pods and nodes in the window, then the same local matching."""
     client = make_client(settings, flavor="opensearch", timeout_s=600)
-    mapping = _log_parse.mapping_for("ecs")
+    mapping = log_parse.mapping_for("ecs")
     window = scope.window
     query = {
         "bool": {
-            "filter": [_log_query.in_window(mapping.timestamp, window.start, window.end)],
+            "filter": [log_query.in_window(mapping.timestamp, window.start, window.end)],
             "should": [
-                _log_query.exact(mapping.pod, scope.pod_names),
-                {"bool": {"filter": [_log_query.exact("host.name", scope.node_names)], "must_not": [{"exists": {"field": mapping.pod}}]}},
+                log_query.exact(mapping.pod, scope.pod_names),
+                {"bool": {"filter": [log_query.exact("host.name", scope.node_names)], "must_not": [{"exists": {"field": mapping.pod}}]}},
             ],
             "minimum_should_match": 1,
         }
@@ -233,7 +239,7 @@ def naive(settings: ElasticsearchSettings, scope: Scope) -> dict[str, Any]:
         body: dict[str, Any] = {
             "size": 10000,
             "query": query,
-            "sort": _log_query.sort_by_time(mapping),
+            "sort": log_query.sort_by_time(mapping),
             "track_total_hits": False,
         }
         if after is not None:
@@ -245,7 +251,7 @@ def naive(settings: ElasticsearchSettings, scope: Scope) -> dict[str, Any]:
             break
         after = hits[-1]["sort"]
     fetched = time.perf_counter()
-    events = _log_parse.events_from_documents(docs, scope, mapping)
+    events = log_parse.events_from_documents(docs, scope, mapping)
     return {
         "requests": requests,
         "docs": len(docs),

@@ -36,7 +36,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from whathappened.collectors.prometheus import PrometheusCollector  # noqa: E402
+from whathappened.collectors.prometheus.collector import PrometheusCollector  # noqa: E402
 
 from bench.loaders import costliest_queries, prometheus  # noqa: E402
 from tests.support import require_binary  # noqa: E402

@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 
-from whathappened.collectors.signatures import SIGNATURES, Signature
+from whathappened.collectors.logs.signatures import SIGNATURES, Signature
 
 RUNS = {
     "digits": "0123456789",
@@ -57,7 +57,7 @@ def main() -> None:
     if args.raw:
         match: Callable[[Signature, str], object] = lambda s, line: s.pattern.search(line)  # noqa: E731
     else:
-        from whathappened.collectors.linescan import bounded, normalize
+        from whathappened.collectors.logs.linescan import bounded, normalize
 
         match = lambda s, line: s.search(bounded(normalize(line)))  # noqa: E731
     results = sorted(((worst(s, args.size, match), s.name) for s in SIGNATURES), reverse=True)

@@ -1,6 +1,6 @@
 """Optional: record maintenance notices as Kubernetes Events on this Node, so the CLI finds them without Prometheus.
 
-House style keeps the ``kubernetes`` client in collectors/kubernetes.py only, and this needs one POST, so it speaks
+House style keeps the ``kubernetes`` client in collectors/kubernetes/collector.py only, and this needs one POST, so it speaks
 to the API server with httpx and the pod's in-cluster service account (token re-read on every call, because
 projected tokens rotate). Needs ``create`` on ``events`` (deploy/exporter-rbac.yaml). Reasons follow
 aws-node-termination-handler's (``ScheduledEvent``, ``SpotInterruption``, ``RebalanceRecommendation``), which

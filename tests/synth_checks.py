@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from whathappened.collectors import _kube_parse
-from whathappened.collectors._log_fields import Reading, event_of, time_of
-from whathappened.collectors._log_shapes import ARCHIVER_DEFAULT_INDICES, SHIPPER_DEFAULT_INDICES
+from whathappened.collectors.kube_objects import parse as kube_parse
+from whathappened.collectors.logs.fields import Reading, event_of, time_of
+from whathappened.collectors.logs.shapes import ARCHIVER_DEFAULT_INDICES, SHIPPER_DEFAULT_INDICES
 
 from whathappened.config import ElasticsearchSettings
 
@@ -78,7 +78,7 @@ def bulk_documents(path: Path) -> list[tuple[str, dict[str, Any]]]:
         if event is None:
             assert time_of(body, Reading().for_doc(body)) is not None, body
         else:
-            assert event["reason"] and _kube_parse.event_regarding(event).get("name"), body
+            assert event["reason"] and kube_parse.event_regarding(event).get("name"), body
             assert any(event.get(k) for k in ("eventTime", "lastTimestamp", "firstTimestamp")), body
         out.append((index, body))
     return out

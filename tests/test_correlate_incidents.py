@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from whathappened.collectors.snapshot import snapshot_collectors
+from whathappened.collectors.snapshot.folder import snapshot_collectors
 
 from tests.correlate_incidents import END, Incident, iso, t
 from whathappened.correlate import Correlation, correlate

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from whathappened.collectors.snapshot import snapshot_collectors, without
+from whathappened.collectors.snapshot.folder import snapshot_collectors, without
 
 from synth.catalog import CORE
 from tests.support import Scenario, all_scenarios

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from whathappened.collectors._log_parse import match_line
+from whathappened.collectors.logs.parse import match_line
 
 from tests.correlate_builders import NS, START, at, ev, exited, ran, run, verdict
 from whathappened.correlate.facts_run import describe_gpu, global_rank, last_checkpoint

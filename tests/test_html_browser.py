@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from whathappened.collectors.snapshot import snapshot_collectors
+from whathappened.collectors.snapshot.folder import snapshot_collectors
 
 from tests.fixtures.chromium import Chromium, Tab
 from tests.support import SCENARIOS_DIR, Scenario, all_scenarios, load_scenario

@@ -28,7 +28,7 @@ def test_normal_install_imports_and_explains_the_demo(tmp_path):
     )
     assert build.returncode == 0, build.stderr[-3000:]
     for part in (
-        "collectors/snapshot.py",
+        "collectors/snapshot/folder.py",
         "exporters/catalog.py",
         "dashboards/__init__.py",
         "schema/whathappened-v1.schema.json",
@@ -36,10 +36,20 @@ def test_normal_install_imports_and_explains_the_demo(tmp_path):
     ):
         assert (target / "whathappened" / part).is_file(), part
     assert list((target / "whathappened" / "data" / "incidents").glob("*/scenario.yaml"))
+    # every package folder of the source tree is installed (a new folder missing from pyproject.toml is caught)
+    roots = {
+        "whathappened": REPO / "whathappened",
+        **{part: REPO / part for part in ("collectors", "exporters", "dashboards")},
+    }
+    for part, folder in roots.items():
+        for init in folder.rglob("__init__.py"):
+            inside = init.relative_to(folder)
+            installed = target / "whathappened" / ("" if part == "whathappened" else part) / inside
+            assert installed.is_file(), f"{part}/{inside} is not installed"
     # -I: isolated, so the source tree and the editable install cannot stand in for the installed copy.
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "import whathappened, whathappened.collectors.snapshot, whathappened.exporters.catalog;"
+        "import whathappened, whathappened.collectors.snapshot.folder, whathappened.exporters.catalog;"
         "assert whathappened.__file__.startswith(sys.argv[1]), whathappened.__file__;"
         "from whathappened.cli.main import run; run(['demo', '--output', 'json'])"
     )

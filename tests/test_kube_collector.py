@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from whathappened.collectors._kube_parse import WINDOW_SLACK, events_from_objects
-from whathappened.collectors.kubernetes import LOG_READERS, KubernetesCollector, build_api_client
+from whathappened.collectors.kube_objects.parse import WINDOW_SLACK, events_from_objects
+from whathappened.collectors.kubernetes.collector import LOG_READERS, KubernetesCollector, build_api_client
 
 from tests.fixtures.kube import KubeSession
 from tests.support import REPO, Scenario, all_scenarios

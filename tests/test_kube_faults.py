@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 import urllib3
-from whathappened.collectors._kube_access import Call, transport_error
-from whathappened.collectors._kube_api import transport_kind
-from whathappened.collectors.kubernetes import KubernetesCollector, build_api_client
+from whathappened.collectors.kubernetes.access import Call, transport_error
+from whathappened.collectors.kubernetes.api import transport_kind
+from whathappened.collectors.kubernetes.collector import KubernetesCollector, build_api_client
 
 from tests.fixtures.kube import TOKEN, KubeSession, write_kubeconfig
 from tests.support import Scenario, all_scenarios, free_port

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from whathappened.collectors._kube_parse import (
+from whathappened.collectors.kube_objects.parse import (
     REASONS,
     discover_from_objects,
     events_from_objects,

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from whathappened.collectors._kube_access import PERMISSIONS
-from whathappened.collectors._kube_api import PATHS
-from whathappened.collectors.kubernetes import KubernetesCollector, build_api_client
+from whathappened.collectors.kubernetes.access import PERMISSIONS
+from whathappened.collectors.kubernetes.api import PATHS
+from whathappened.collectors.kubernetes.collector import KubernetesCollector, build_api_client
 
 from tests.fixtures.kube import KubeSession
 from tests.kube_double import Request
@@ -52,9 +52,9 @@ def _http_methods(module: str) -> list[str]:
 
 
 def test_the_only_way_out_is_a_get() -> None:
-    assert _http_methods("_kube_api.py") == ["'GET'"]  # one request builder, its method a constant
-    assert _http_methods("kubernetes.py") == []
-    source = (REPO / "collectors" / "kubernetes.py").read_text()
+    assert _http_methods("kubernetes/api.py") == ["'GET'"]  # one request builder, its method a constant
+    assert _http_methods("kubernetes/collector.py") == []
+    source = (REPO / "collectors" / "kubernetes" / "collector.py").read_text()
     # the collector reaches the API only through KubeApi.get: no client object, REST layer or pool of its own
     for name in ("param_serialize", "call_api", "rest_client", "pool_manager", "CoreV1Api", "import kubernetes"):
         assert name not in source, name

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from whathappened.collectors._kube_parse import scope_event_objects
+from whathappened.collectors.kube_objects.parse import scope_event_objects
 
 from whathappened.model import PodInfo, Window
 from whathappened.scope import Query, Scope

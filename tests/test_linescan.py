@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from whathappened.collectors._log_parse import match_line
-from whathappened.collectors.linescan import HEAD, TAIL, bounded, normalize, required_literals
-from whathappened.collectors.signatures import SIGNATURES
+from whathappened.collectors.logs.linescan import HEAD, TAIL, bounded, normalize, required_literals
+from whathappened.collectors.logs.parse import match_line
+from whathappened.collectors.logs.signatures import SIGNATURES
 
 from tests.acceptance import BIN, scenario_args
 from tests.support import SCENARIOS_DIR, load_scenario

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from whathappened.collectors._log_fields import NODE_MAPPING, PRESETS, Reading
-from whathappened.collectors._log_shapes import asked_fields, compacted, mapped_in, shapes
+from whathappened.collectors.logs.fields import NODE_MAPPING, PRESETS, Reading
+from whathappened.collectors.logs.shapes import asked_fields, compacted, mapped_in, shapes
 
 
 def keyword(*indices: str) -> dict[str, Any]:

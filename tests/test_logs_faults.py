@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from elasticsearch import Elasticsearch
-from whathappened.collectors.logs import LogCollector, detect_flavor, make_client
+from whathappened.collectors.logs.elasticsearch.collector import LogCollector, detect_flavor, make_client
 
 from tests.fixtures.search import FaultServer, SearchServer
 from tests.support import all_scenarios, free_port

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from whathappened.collectors import _log_parse
-from whathappened.collectors.logs import LogCollector, make_client
+from whathappened.collectors.logs import parse as log_parse
+from whathappened.collectors.logs.elasticsearch.collector import LogCollector, make_client
 
 from synth.catalog import SHIPPED
 from tests.fixtures.search import SearchServer, default_indices
@@ -141,9 +141,9 @@ def test_scenario_live_events(search_server: SearchServer, scenario: Scenario) -
     assert all(e.source == "logs" and scope.window.start <= e.at for e in events)
     assert collector.requests > 0 and "events" in collector.detail
 
-    offline = _log_parse.events_from_documents(read_ndjson(scenario.path / "logs.ndjson"), scope, collector.reading)
+    offline = log_parse.events_from_documents(read_ndjson(scenario.path / "logs.ndjson"), scope, collector.reading)
     assert comparable(events) == comparable(offline)
-    offline_found = _log_parse.discover_from_documents(
+    offline_found = log_parse.discover_from_documents(
         read_ndjson(scenario.path / "logs.ndjson"), query, collector.reading
     )
     assert [(p.name, p.node) for p in found.pods] == [(p.name, p.node) for p in offline_found.pods]
@@ -167,7 +167,7 @@ def test_unknown_experiment_gives_candidates(search_server: SearchServer) -> Non
     query = Query("phi-3-medium-pt-r6", scenario.namespace, Window(scenario.start, scenario.end))
     found = collector.discover(query)
     assert found.pods == () and "phi-3-medium-pt-r5" in found.candidates
-    offline = _log_parse.discover_from_documents(read_ndjson(scenario.path / "logs.ndjson"), query, collector.reading)
+    offline = log_parse.discover_from_documents(read_ndjson(scenario.path / "logs.ndjson"), query, collector.reading)
     assert set(offline.candidates) == set(found.candidates)
 
 
@@ -175,14 +175,14 @@ def test_unknown_experiment_gives_candidates(search_server: SearchServer) -> Non
 def test_per_pod_cap_keeps_the_earliest_and_matches_offline(search_server: SearchServer) -> None:
     scenario = next(s for s in SCENARIOS if s.name == "ecc-dbe")
     collector = collector_for(search_server, scenario)
-    collector.limits = _log_parse.Limits(per_pod=1, last_lines=0)
+    collector.limits = log_parse.Limits(per_pod=1, last_lines=0)
     collector.page_size = 1
     found = collector.discover(query_of(scenario))
     scope = Scope(query_of(scenario), found.pods, found.nodes)
     events = collector.collect(scope)
     per_pod = [e for e in events if e.subject.pod == "olmo-13b-anneal-c-master-0"]
     assert [e.at.isoformat() for e in per_pod] == ["2026-11-15T06:36:50+00:00"]  # its first checkpoint line
-    offline = _log_parse.events_from_documents(
+    offline = log_parse.events_from_documents(
         read_ndjson(scenario.path / "logs.ndjson"), scope, collector.reading, collector.limits
     )
     assert comparable(events) == comparable(offline)
@@ -196,7 +196,7 @@ def test_export_snapshot_round_trips(search_server: SearchServer, tmp_path: Path
     scope = Scope(query_of(scenario), found.pods, found.nodes)
     events = collector.collect(scope)
     path = collector.export_snapshot(tmp_path)
-    again = _log_parse.events_from_documents(read_ndjson(path), scope, collector.reading)
+    again = log_parse.events_from_documents(read_ndjson(path), scope, collector.reading)
     assert comparable(again) == comparable(events)
     exported = read_ndjson(path)
     assert 0 < len(exported) <= collector.documents

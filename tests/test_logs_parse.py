@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from whathappened.collectors import _log_parse
+from whathappened.collectors.logs import parse as log_parse
 
 from whathappened.kinds import Kind
 from whathappened.model import ContainerInfo, PodInfo, Window
@@ -14,7 +14,7 @@ from whathappened.scope import Query, Scope
 
 T0 = datetime(2026, 11, 20, 6, tzinfo=UTC)
 WINDOW = Window(T0, T0 + timedelta(hours=2))
-ECS = _log_parse.mapping_for("ecs")
+ECS = log_parse.mapping_for("ecs")
 
 
 def line(
@@ -52,15 +52,15 @@ def test_ended_targets_earliest_first_and_capped() -> None:
         PodInfo("init", "ml", phase="Running", containers=(ContainerInfo("setup", state="terminated", init=True),)),
     )
     scope = Scope(Query("e", "ml", WINDOW), pods)
-    targets = _log_parse.ended_targets(scope)
+    targets = log_parse.ended_targets(scope)
     assert [(t.pod, t.end) for t in targets] == [
         ("a", ended),
         ("restarted", ended),
         ("b", ended + timedelta(minutes=5)),
         ("gone", WINDOW.end),
     ]
-    assert len(_log_parse.ended_targets(scope, _log_parse.Limits(last_line_containers=1))) == 1
-    assert _log_parse.ended_targets(scope, _log_parse.Limits(last_lines=0)) == []
+    assert len(log_parse.ended_targets(scope, log_parse.Limits(last_line_containers=1))) == 1
+    assert log_parse.ended_targets(scope, log_parse.Limits(last_lines=0)) == []
 
 
 def test_last_lines_stop_at_the_containers_end() -> None:
@@ -68,8 +68,8 @@ def test_last_lines_stop_at_the_containers_end() -> None:
         "w-0", "ml", containers=(ContainerInfo("trainer", state="terminated", finished=T0 + timedelta(minutes=10)),)
     )
     docs = [line("w-0", m, f"line {m}") for m in range(20)]
-    events = _log_parse.events_from_documents(
-        docs, Scope(Query("e", "ml", WINDOW), (pod,)), ECS, _log_parse.Limits(last_lines=3)
+    events = log_parse.events_from_documents(
+        docs, Scope(Query("e", "ml", WINDOW), (pod,)), ECS, log_parse.Limits(last_lines=3)
     )
     assert [e.summary for e in events if e.kind == Kind.LOG_LINE] == ["line 8", "line 9", "line 10"]
 
@@ -80,17 +80,17 @@ def test_discovery_first_label_key_wins_and_respects_namespace() -> None:
         line("inst-0", 1, "x", {"app_kubernetes_io/instance": "run7"}),
         line("other-0", 1, "x", {"training_kubeflow_org/job-name": "run7"}, ns="elsewhere"),
     ]
-    found = _log_parse.discover_from_documents(docs, Query("run7", "ml", WINDOW), ECS)
+    found = log_parse.discover_from_documents(docs, Query("run7", "ml", WINDOW), ECS)
     assert [p.name for p in found.pods] == ["job-0"] and found.pods[0].node == "node-0"
     assert found.pods[0].labels == {"training.kubeflow.org/job-name": "run7"}
     assert [n.name for n in found.nodes] == ["node-0"] and found.candidates == ()
-    everywhere = _log_parse.discover_from_documents(docs, Query("run7", None, WINDOW), ECS)
+    everywhere = log_parse.discover_from_documents(docs, Query("run7", None, WINDOW), ECS)
     assert sorted(p.name for p in everywhere.pods) == ["job-0", "other-0"]
 
 
 def test_discovery_outside_the_window_finds_nothing_but_candidates_inside() -> None:
     docs = [line("job-0", 500, "x", {"experiment": "run7"}), line("job-1", 5, "x", {"experiment": "run8"})]
-    found = _log_parse.discover_from_documents(docs, Query("run7", "ml", WINDOW), ECS)
+    found = log_parse.discover_from_documents(docs, Query("run7", "ml", WINDOW), ECS)
     assert found.pods == () and found.candidates == ("run8",)
 
 
@@ -108,14 +108,14 @@ def test_discovery_from_archived_event_labels_as_is_or_dedotted() -> None:
         "source": {"component": "kubelet", "host": "node-9"},
         "lastTimestamp": (T0 + timedelta(minutes=3)).isoformat(),
     }
-    found = _log_parse.discover_from_documents([("kube-events-x", event)], Query("big", "ml", WINDOW), ECS)
+    found = log_parse.discover_from_documents([("kube-events-x", event)], Query("big", "ml", WINDOW), ECS)
     assert [(p.name, p.node) for p in found.pods] == [("w-3", "node-9")]
 
 
 def test_cap_keeps_the_earliest_signature_lines_per_pod() -> None:
     pod = PodInfo("w-0", "ml", phase="Running")
     docs = [line("w-0", m, f"NCCL WARN failure {m}") for m in (9, 3, 5, 7)]
-    events = _log_parse.events_from_documents(
-        docs, Scope(Query("e", "ml", WINDOW), (pod,)), ECS, _log_parse.Limits(per_pod=2)
+    events = log_parse.events_from_documents(
+        docs, Scope(Query("e", "ml", WINDOW), (pod,)), ECS, log_parse.Limits(per_pod=2)
     )
     assert [e.attrs["detail"] for e in events] == ["failure 3", "failure 5"]

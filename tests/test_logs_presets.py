@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from whathappened.collectors import _log_parse
-from whathappened.collectors._log_fields import get_path
-from whathappened.collectors.logs import LogCollector, make_client
+from whathappened.collectors.logs import parse as log_parse
+from whathappened.collectors.logs.elasticsearch.collector import LogCollector, make_client
+from whathappened.collectors.logs.fields import get_path
 
 from tests.fixtures.search import SearchServer
 from tests.support import Scenario, all_scenarios
@@ -92,19 +92,19 @@ def test_fluent_bit_documents_give_the_ecs_timeline(search_server: SearchServer,
     scope = Scope(query, found.pods, found.nodes)
     live = collector.collect(scope)
 
-    ecs = _log_parse.mapping_for("ecs")
+    ecs = log_parse.mapping_for("ecs")
     ecs_docs = read_ndjson(scenario.path / "logs.ndjson")
-    ecs_found = _log_parse.discover_from_documents(ecs_docs, query, ecs)
+    ecs_found = log_parse.discover_from_documents(ecs_docs, query, ecs)
     assert [(p.name, p.node) for p in found.pods] == [(p.name, p.node) for p in ecs_found.pods]
-    expected = _log_parse.events_from_documents(ecs_docs, scope, ecs)
+    expected = log_parse.events_from_documents(ecs_docs, scope, ecs)
     assert signature_view(live) == signature_view(expected)
     assert any(e.kind != Kind.LOG_LINE for e in live)
-    offline = _log_parse.events_from_documents(docs, scope, collector.reading)
+    offline = log_parse.events_from_documents(docs, scope, collector.reading)
     assert comparable(offline) == comparable(live)
 
 
 def test_presets_name_the_shippers_fields() -> None:
-    ecs, fluent = _log_parse.mapping_for("ecs"), _log_parse.mapping_for("fluent-bit")
+    ecs, fluent = log_parse.mapping_for("ecs"), log_parse.mapping_for("fluent-bit")
     assert (ecs.pod, ecs.namespace, ecs.node, ecs.message_field) == (
         "kubernetes.pod.name",
         "kubernetes.namespace",
@@ -121,16 +121,16 @@ def test_presets_name_the_shippers_fields() -> None:
         "kubernetes.labels.training_kubeflow_org/job-name",
         "kubernetes.labels.training.kubeflow.org/job-name",
     )
-    assert _log_parse.mapping_for("Fluent_Bit") == fluent
+    assert log_parse.mapping_for("Fluent_Bit") == fluent
 
 
 def test_overrides_and_unknown_presets() -> None:
-    custom = _log_parse.mapping_for("ecs", {"pod": "k8s.pod", "message": "msg", "host": ["agent.hostname"]})
+    custom = log_parse.mapping_for("ecs", {"pod": "k8s.pod", "message": "msg", "host": ["agent.hostname"]})
     assert (custom.pod, custom.message, custom.host) == ("k8s.pod", ("msg",), ("agent.hostname",))
     with pytest.raises(ConfigError):
-        _log_parse.mapping_for("splunk")
+        log_parse.mapping_for("splunk")
     with pytest.raises(ConfigError):
-        _log_parse.mapping_for("ecs", {"no_such_field": "x"})
+        log_parse.mapping_for("ecs", {"no_such_field": "x"})
 
 
 def test_fields_are_read_nested_flat_or_mixed() -> None:
@@ -145,7 +145,7 @@ def test_fields_are_read_nested_flat_or_mixed() -> None:
 def test_the_preset_list_is_declared_once_and_the_docs_name_every_preset() -> None:
     """The help text is built from the presets; the README's option table and the config file's example name each
     preset and alias, so a preset added to the table and not to the docs fails here."""
-    from whathappened.collectors._log_fields import ALIASES, AUTO, PRESETS, preset_choices
+    from whathappened.collectors.logs.fields import ALIASES, AUTO, PRESETS, preset_choices
 
     import whathappened.config
     from whathappened.cli.options import LogPreset

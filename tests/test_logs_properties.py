@@ -10,9 +10,9 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from whathappened.collectors import _log_parse
-from whathappened.collectors._log_fields import get_path, message_of, text_of
-from whathappened.collectors.signatures import SIGNATURES
+from whathappened.collectors.logs import parse as log_parse
+from whathappened.collectors.logs.fields import get_path, message_of, text_of
+from whathappened.collectors.logs.signatures import SIGNATURES
 
 from whathappened.kinds import Kind
 from whathappened.model import NodeInfo, PodInfo, Window
@@ -20,7 +20,7 @@ from whathappened.scope import Query, Scope
 
 T0 = datetime(2026, 11, 20, 6, tzinfo=UTC)
 WINDOW = Window(T0, T0 + timedelta(hours=1))
-ECS = _log_parse.mapping_for("ecs")
+ECS = log_parse.mapping_for("ecs")
 PODS = ("p-0", "p-1", "other-0")
 NODES = ("n-0", "n-1", "n-9")
 SCOPE = Scope(
@@ -81,7 +81,7 @@ documents = st.fixed_dictionaries(
 @given(st.lists(documents, max_size=30), st.randoms(use_true_random=False))
 def test_hostile_documents_never_raise_and_events_stay_in_scope(docs: list[dict[str, Any]], rng: random.Random) -> None:
     pairs = [("logs-x", doc) for doc in docs]
-    events = _log_parse.events_from_documents(pairs, SCOPE, ECS)
+    events = log_parse.events_from_documents(pairs, SCOPE, ECS)
     pods, nodes = {p.name for p in SCOPE.pods}, set(SCOPE.node_names)
     for event in events:
         assert WINDOW.contains(event.at)
@@ -89,13 +89,13 @@ def test_hostile_documents_never_raise_and_events_stay_in_scope(docs: list[dict[
         assert event.subject.namespace in (None, "ml")
     shuffled = list(pairs)
     rng.shuffle(shuffled)
-    again = _log_parse.events_from_documents(shuffled, SCOPE, ECS)
+    again = log_parse.events_from_documents(shuffled, SCOPE, ECS)
 
     def signature(found: list[Any]) -> list[Any]:
         return sorted(repr((e.at, e.kind, e.subject, e.summary)) for e in found if e.kind != Kind.LOG_LINE)
 
     assert signature(again) == signature(events)
-    found = _log_parse.discover_from_documents(pairs, Query("exp", "ml", WINDOW), ECS)
+    found = log_parse.discover_from_documents(pairs, Query("exp", "ml", WINDOW), ECS)
     for pod in found.pods:
         assert pod.namespace == "ml" and pod.name in PODS
         assert any(
@@ -110,4 +110,4 @@ def test_any_json_value_is_text_and_any_text_is_matched_or_not(value: Any) -> No
     text = text_of(value)
     assert isinstance(text, str)
     assert message_of({"message": value}, ECS) == text
-    _log_parse.match_line(text)
+    log_parse.match_line(text)

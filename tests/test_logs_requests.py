@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from whathappened.collectors import _log_parse
-from whathappened.collectors.logs import LogCollector, make_client
+from whathappened.collectors.logs import parse as log_parse
+from whathappened.collectors.logs.elasticsearch.collector import LogCollector, make_client
 
 from tests.fixtures.search import SearchServer
 from tests.test_logs_live import comparable
@@ -83,17 +83,17 @@ def loaded(search_server: SearchServer) -> ElasticsearchSettings:
     return ElasticsearchSettings(url=search_server.url, log_index=f"{PREFIX}--logs-*", event_index=f"{PREFIX}--ev-*")
 
 
-def run(settings: ElasticsearchSettings, limits: _log_parse.Limits | None = None) -> tuple[LogCollector, Scope, list]:
+def run(settings: ElasticsearchSettings, limits: log_parse.Limits | None = None) -> tuple[LogCollector, Scope, list]:
     collector = LogCollector(make_client(settings, flavor="opensearch"), settings, limits=limits)
     found = collector.discover(QUERY)
     scope = Scope(QUERY, merge_pods([scope_pods(), found.pods]), merge_nodes([found.nodes]))
     return collector, scope, collector.collect(scope)
 
 
-def offline(scope: Scope, limits: _log_parse.Limits | None = None) -> list:
-    limits = limits or _log_parse.Limits()
+def offline(scope: Scope, limits: log_parse.Limits | None = None) -> list:
+    limits = limits or log_parse.Limits()
     docs = [("logs-k8s", doc) for doc in documents()]
-    return _log_parse.events_from_documents(docs, scope, _log_parse.mapping_for("ecs"), limits)
+    return log_parse.events_from_documents(docs, scope, log_parse.mapping_for("ecs"), limits)
 
 
 @pytest.mark.servers
@@ -114,7 +114,7 @@ def test_last_lines_come_from_one_aggregation_and_exact_follow_ups(loaded: Elast
 
 @pytest.mark.servers
 def test_more_last_lines_than_top_hits_allows_take_a_search_each(loaded: ElasticsearchSettings) -> None:
-    limits = _log_parse.Limits(last_lines=101)
+    limits = log_parse.Limits(last_lines=101)
     collector, scope, events = run(loaded, limits)
     assert comparable(events) == comparable(offline(scope, limits))
     assert len([e for e in events if e.kind == Kind.LOG_LINE and e.subject.pod == "p-0"]) == 30
@@ -133,7 +133,7 @@ def test_pages_of_signature_lines_follow_in_later_rounds(loaded: ElasticsearchSe
 
 def test_importing_the_collector_leaves_the_async_transports_out() -> None:
     code = (
-        "import sys; import whathappened.collectors.logs; "
+        "import sys; import whathappened.collectors.logs.elasticsearch.collector; "
         "print('aiohttp' in sys.modules, 'httpx' in sys.modules); import httpx; print(httpx.__name__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
@@ -169,7 +169,7 @@ def test_a_pod_seen_on_two_nodes_is_on_the_one_it_logged_on_last(search_server: 
     collector = LogCollector(make_client(settings, flavor="opensearch"), settings)
     found = collector.discover(QUERY)
     assert [(p.name, p.node) for p in found.pods] == [("p-8", "n-0"), ("p-9", "n-1")]
-    offline = _log_parse.discover_from_documents([("logs-k8s", d) for d in docs], QUERY, _log_parse.mapping_for("ecs"))
+    offline = log_parse.discover_from_documents([("logs-k8s", d) for d in docs], QUERY, log_parse.mapping_for("ecs"))
     assert [(p.name, p.node) for p in offline.pods] == [(p.name, p.node) for p in found.pods]
     assert collector.requests == 3, collector.request_log  # field caps, one round, where p-9 was last
 

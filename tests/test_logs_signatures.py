@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from whathappened.collectors import _log_parse
-from whathappened.collectors.signatures import BY_NAME, SIGNATURES
+from whathappened.collectors.logs import parse as log_parse
+from whathappened.collectors.logs.signatures import BY_NAME, SIGNATURES
 
 from tests.fixtures.search import SearchServer
 from whathappened.kinds import Kind
@@ -24,7 +24,7 @@ WINDOW = Window(datetime(2026, 11, 20, 6, tzinfo=UTC), datetime(2026, 11, 20, 8,
 def test_every_example_is_caught_by_its_own_signature(signature) -> None:
     assert signature.examples and signature.near_misses
     for line in signature.examples:
-        found = _log_parse.match_line(line)
+        found = log_parse.match_line(line)
         assert found is not None and found.signature.name == signature.name, (line, found)
 
 
@@ -179,7 +179,7 @@ REAL_LINES: list[tuple[str, str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("line", "name", "attrs"), REAL_LINES, ids=[f"{i}-{r[1]}" for i, r in enumerate(REAL_LINES)])
 def test_real_lines_parse_their_attributes(line: str, name: str, attrs: dict[str, Any]) -> None:
-    found = _log_parse.match_line(line)
+    found = log_parse.match_line(line)
     assert found is not None and found.signature.name == name
     assert attrs.items() <= dict(found.attrs).items(), dict(found.attrs)
 
@@ -189,7 +189,7 @@ def test_traceback_attributes_join_a_more_specific_kind() -> None:
         'Traceback (most recent call last):\n  File "/workspace/train.py", line 88, in step\n    loss.backward()\n'
         "RuntimeError: CUDA error: an illegal memory access was encountered"
     )
-    found = _log_parse.match_line(line)
+    found = log_parse.match_line(line)
     assert found is not None and found.signature.kind == Kind.CUDA_ERROR
     assert found.attrs["file"] == "/workspace/train.py" and found.attrs["line"] == 88
 
@@ -218,12 +218,12 @@ def test_hostile_documents_crash_nothing() -> None:
         ("logs-x", {"@timestamp": True, "message": "NCCL WARN y"}),
     ]
     scope = Scope(Query("e", "ns", WINDOW), (PodInfo(name="p-0", namespace="ns", phase="Failed"),))
-    events = _log_parse.events_from_documents(docs, scope, _log_parse.mapping_for("ecs"))
+    events = log_parse.events_from_documents(docs, scope, log_parse.mapping_for("ecs"))
     kinds = [e.kind for e in events if e.kind != Kind.LOG_LINE]
     assert Kind.CUDA_ERROR in kinds and kinds.count(Kind.NCCL_ERROR) >= 2
     assert all(len(e.summary) <= 300 for e in events)
     assert all(len(v) <= 200 for e in events for v in e.attrs.values() if isinstance(v, str))
-    assert _log_parse.discover_from_documents(docs, Query("e", "ns", WINDOW), _log_parse.mapping_for("ecs")).pods == ()
+    assert log_parse.discover_from_documents(docs, Query("e", "ns", WINDOW), log_parse.mapping_for("ecs")).pods == ()
 
 
 @pytest.mark.servers
@@ -237,7 +237,7 @@ def test_server_prefilter_lets_every_signature_line_through(search_server: Searc
 
 @pytest.mark.servers
 def test_a_one_megabyte_line_through_the_live_collector(search_server: SearchServer) -> None:
-    from whathappened.collectors.logs import LogCollector, make_client
+    from whathappened.collectors.logs.elasticsearch.collector import LogCollector, make_client
 
     from whathappened.config import ElasticsearchSettings
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from whathappened.collectors.prometheus import PrometheusCollector
+from whathappened.collectors.prometheus.collector import PrometheusCollector
 
 from tests.support import free_port
 from whathappened.config import PrometheusSettings, Secret

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from whathappened.collectors._prom_series import LAST_SEEN, Series, discover_from_series, events_from_series
+from whathappened.collectors.prometheus.series import LAST_SEEN, Series, discover_from_series, events_from_series
 
 from whathappened.model import PodInfo, Window
 from whathappened.scope import Query, Scope

@@ -14,11 +14,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from whathappened.collectors._openmetrics import parse_openmetrics, write_openmetrics
-from whathappened.collectors._prom_model import canonical_series
-from whathappened.collectors._prom_series import Series, discover_from_series, events_from_series
-from whathappened.collectors._prom_util import pod_of
-from whathappened.collectors.prometheus import PrometheusCollector
+from whathappened.collectors.prometheus.collector import PrometheusCollector
+from whathappened.collectors.prometheus.model import canonical_series
+from whathappened.collectors.prometheus.openmetrics import parse_openmetrics, write_openmetrics
+from whathappened.collectors.prometheus.series import Series, discover_from_series, events_from_series
+from whathappened.collectors.prometheus.util import pod_of
 
 from synth.catalog import CORE, STYLED
 from tests.support import Scenario, all_scenarios

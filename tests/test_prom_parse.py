@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from whathappened.collectors._openmetrics import parse_openmetrics, write_openmetrics
-from whathappened.collectors._prom_series import Series
+from whathappened.collectors.prometheus.openmetrics import parse_openmetrics, write_openmetrics
+from whathappened.collectors.prometheus.series import Series
 
 # dcgm-exporter's own line (linode/lke-ai-conformance, see shared/reference/dcgm-metrics.txt) with a timestamp.
 DCGM = (

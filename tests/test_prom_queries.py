@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from whathappened.collectors import _prom_edges as pe
-from whathappened.collectors import _prom_queries as pq
-from whathappened.collectors._prom_answers import SeriesBuilder
-from whathappened.collectors._prom_promql import CANONICAL, Selectors, chunked_or, regex_union
-from whathappened.collectors._prom_signals import SIGNALS, UTIL_COLLAPSE, Where
+from whathappened.collectors.prometheus import edges as pe
+from whathappened.collectors.prometheus import queries as pq
+from whathappened.collectors.prometheus.answers import SeriesBuilder
+from whathappened.collectors.prometheus.promql import CANONICAL, Selectors, chunked_or, regex_union
+from whathappened.collectors.prometheus.signals import SIGNALS, UTIL_COLLAPSE, Where
 
 NODES = tuple(f"aks-h100pool-28731945-vmss{n:06d}" for n in range(512))
 PODS = tuple(("research", f"llama-405b-pretrain-r2-workers-0-{n}-x{n:04x}") for n in range(512))
@@ -155,7 +155,7 @@ def test_edge_answers_become_sparse_series_with_the_sample_before() -> None:
 
 def test_last_seen_of_thousands_of_vanished_gpus_is_split_under_the_limit() -> None:
     """A node pool scaled away after the job leaves every GPU 'vanished': no single 150 KB query."""
-    from whathappened.collectors.prometheus import _last_seen_queries
+    from whathappened.collectors.prometheus.collector import _last_seen_queries
 
     queries = _last_seen_queries(UUIDS, NODES, CANONICAL)
     assert len(queries) > 1 and max(len(q) for q in queries) < 15_000

@@ -10,9 +10,9 @@ import math
 from datetime import UTC, datetime
 from types import MappingProxyType
 
-from whathappened.collectors._prom_model import Series
-from whathappened.collectors._prom_series import events_from_series
-from whathappened.collectors._prom_util import (
+from whathappened.collectors.prometheus.model import Series
+from whathappened.collectors.prometheus.series import events_from_series
+from whathappened.collectors.prometheus.util import (
     PACK,
     POD_GPUS,
     POD_UTIL,

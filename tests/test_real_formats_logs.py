@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from whathappened.collectors import _log_parse
-from whathappened.collectors._log_fields import (
+from whathappened.collectors.logs import parse as log_parse
+from whathappened.collectors.logs.fields import (
     NODE_MAPPING,
     Reading,
     detect,
@@ -146,11 +146,11 @@ def test_container_sample_carrying_a_failure_explains_its_pod(name: str) -> None
     window = Window(when - timedelta(hours=1), when + timedelta(hours=1))
     query = Query("exp", namespace, window, (label,) if label else ("experiment",))
     scope = Scope(query, (PodInfo(name=pod, namespace=namespace),))
-    events = _log_parse.events_from_documents([("idx", doc)], scope, AUTO)
+    events = log_parse.events_from_documents([("idx", doc)], scope, AUTO)
     oom = [e for e in events if e.kind == Kind.CUDA_OOM]
     assert len(oom) == 1 and oom[0].subject.pod == pod and oom[0].at == when, events
     if label:
-        found = _log_parse.discover_from_documents([("idx", doc)], Query(value, namespace, window, (label,)), AUTO)
+        found = log_parse.discover_from_documents([("idx", doc)], Query(value, namespace, window, (label,)), AUTO)
         assert [p.name for p in found.pods] == [pod]
 
 
@@ -179,12 +179,12 @@ def test_node_sample_carrying_an_xid_explains_its_node(name: str, prefix: str) -
     window = Window(when - timedelta(hours=1), when + timedelta(hours=1))
     pod = PodInfo(name="rank-0", namespace="ml", node=host)
     scope = Scope(Query("exp", "ml", window), (pod,), (NodeInfo(name=host),))
-    events = _log_parse.events_from_documents([("idx", doc)], scope, AUTO)
+    events = log_parse.events_from_documents([("idx", doc)], scope, AUTO)
     xids = [e for e in events if e.kind == Kind.GPU_XID]
     assert len(xids) == 1 and xids[0].subject.node == host and xids[0].attrs.get("xid") == 79, events
     elsewhere = PodInfo(name="rank-0", namespace="ml", node="another-node")
     other = Scope(Query("exp", "ml", window), (elsewhere,), (NodeInfo(name="another-node"),))
-    assert not [e for e in _log_parse.events_from_documents([("idx", doc)], other, AUTO) if e.kind == Kind.GPU_XID]
+    assert not [e for e in log_parse.events_from_documents([("idx", doc)], other, AUTO) if e.kind == Kind.GPU_XID]
 
 
 # file -> (reason, involved kind, involved name, namespace, first, last)
@@ -222,7 +222,7 @@ def test_metricbeat_pod_event_joins_the_timeline() -> None:
     scope = Scope(
         Query("exp", "ml", Window(at - timedelta(hours=1), at + timedelta(hours=1))), (PodInfo("rank-3", "ml"),)
     )
-    events = _log_parse.events_from_documents([("metrics-kubernetes.event-default", doc)], scope, AUTO)
+    events = log_parse.events_from_documents([("metrics-kubernetes.event-default", doc)], scope, AUTO)
     assert [(e.kind, e.subject.pod, e.at) for e in events] == [(Kind.EVICTED, "rank-3", at)]
 
 

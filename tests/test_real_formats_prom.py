@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from whathappened.collectors._openmetrics import parse_openmetrics
-from whathappened.collectors._prom_events import dcgm_pod, node_of
-from whathappened.collectors._prom_model import Series, canonical_labels, canonical_series
-from whathappened.collectors._prom_series import events_from_series, placed_on_nodes
-from whathappened.collectors._prom_signals import SIGNALS
-from whathappened.collectors._prom_vocab import canonical_metric
+from whathappened.collectors.prometheus.events import dcgm_pod, node_of
+from whathappened.collectors.prometheus.model import Series, canonical_labels, canonical_series
+from whathappened.collectors.prometheus.openmetrics import parse_openmetrics
+from whathappened.collectors.prometheus.series import events_from_series, placed_on_nodes
+from whathappened.collectors.prometheus.signals import SIGNALS
+from whathappened.collectors.prometheus.vocab import canonical_metric
 
 from synth.spec import KSM_REASONS_BY_RELEASE
 from whathappened.kinds import Kind
@@ -225,7 +225,7 @@ def test_only_a_reason_at_one_is_true(release: str) -> None:
 
 def test_gpu_feature_discovery_labels_name_the_gpus() -> None:
     """GFD's node labels (a vGPU node on vSphere): the product and count the node parser reads."""
-    from whathappened.collectors._kube_parse import parse_node
+    from whathappened.collectors.kube_objects.parse import parse_node
 
     labels = json.loads((SAMPLES / "gpu-feature-discovery-node-labels-vks-A100vGPU.json").read_text(encoding="utf-8"))
     node = parse_node({"metadata": {"name": "conformance-test-np1", "labels": labels}, "status": {}})

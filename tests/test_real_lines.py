@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from whathappened.collectors import _log_parse
+from whathappened.collectors.logs import parse as log_parse
 
 from tests.acceptance import run_cli, scenario_args
 from tests.fixtures.search import SearchServer
@@ -116,6 +116,6 @@ def test_a_node_agents_line_on_the_pods_node(
 def test_the_server_prefilter_fetches_every_line(search_server: SearchServer) -> None:
     """Only the failure lines come back from the signature filter, so each must pass it (traps included: what
     they say is judged after the fetch)."""
-    matched = [line.text for line in LINES if _log_parse.match_line(line.text) is not None]
+    matched = [line.text for line in LINES if log_parse.match_line(line.text) is not None]
     missing = search_server.prefilter_misses("real-lines", matched)
     assert len(matched) >= 45 and missing == []

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from whathappened.collectors import _log_parse
+from whathappened.collectors.logs import parse as log_parse
 
 from whathappened.errors import UsageError
 from whathappened.timeutils import parse_duration
@@ -41,12 +41,15 @@ def _line(unit: str, size: int) -> str:
 
 
 def _source_regexes() -> list[tuple[str, re.Pattern[str]]]:
-    from whathappened.collectors import _kube_parse, _kube_text, _prom_signals, signatures
+    from whathappened.collectors.kube_objects import parse as kube_parse
+    from whathappened.collectors.kube_objects import text as kube_text
+    from whathappened.collectors.logs import signatures
+    from whathappened.collectors.prometheus import signals as prom_signals
 
     from whathappened.correlate import facts_text, hang
 
     found: list[tuple[str, re.Pattern[str]]] = []
-    for module in (signatures, facts_text, hang, _kube_text, _kube_parse, _prom_signals):
+    for module in (signatures, facts_text, hang, kube_text, kube_parse, prom_signals):
         for name, value in vars(module).items():
             values = value if isinstance(value, tuple | list) else (value,)
             if isinstance(value, dict):
@@ -96,7 +99,7 @@ def test_a_duration_of_a_megabyte_of_digits_is_refused_at_once() -> None:
 
 
 def test_the_kubernetes_log_reader_keeps_a_line_printed_over_a_progress_bar() -> None:
-    from whathappened.collectors._kube_parse import log_events
+    from whathappened.collectors.kubernetes.container_logs import log_events
 
     from whathappened.model import Subject
 
@@ -108,5 +111,5 @@ def test_the_kubernetes_log_reader_keeps_a_line_printed_over_a_progress_bar() ->
     events = log_events(raw, Subject(namespace="ml", pod="p-0"), previous=False, source="kubernetes")
     assert events[0].attrs["line"] == "RuntimeError: CUDA error: unspecified launch failure"
     assert len(events) == 2
-    found = _log_parse.match_line(events[0].attrs["line"])
+    found = log_parse.match_line(events[0].attrs["line"])
     assert found is not None and found.attrs["error"] == "unspecified launch failure"

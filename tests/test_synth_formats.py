@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from whathappened.collectors._log_fields import detect, name_of
+from whathappened.collectors.logs.fields import detect, name_of
 
 from synth.catalog import DEMOS, DEMOS_DIR, SCENARIOS, SCENARIOS_DIR
 from tests.support import load_scenario, require_binary

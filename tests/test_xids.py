@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from whathappened.collectors._openmetrics import parse_openmetrics
-from whathappened.collectors._prom_series import events_from_series
+from whathappened.collectors.prometheus.openmetrics import parse_openmetrics
+from whathappened.collectors.prometheus.series import events_from_series
 
 from whathappened.correlate import words
 from whathappened.kinds import Kind

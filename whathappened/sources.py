@@ -31,7 +31,7 @@ def snapshot_sources(
     folder: Path, settings: Settings, without: Iterable[str] = (), utilization: bool = True
 ) -> Sources:
     """The snapshot's collectors; ``utilization``: each pod's GPU utilization strip (only HTML draws it)."""
-    from whathappened.collectors.snapshot import snapshot_collectors
+    from whathappened.collectors.snapshot.folder import snapshot_collectors
 
     skipped = _check_without(without)
     collectors, missing = snapshot_collectors(folder, settings.elasticsearch.preset, utilization)
@@ -64,7 +64,7 @@ def live_sources(settings: Settings, without: Iterable[str] = (), utilization: b
     else:
 
         def prometheus() -> Collector:
-            from whathappened.collectors.prometheus import PrometheusCollector
+            from whathappened.collectors.prometheus.collector import PrometheusCollector
 
             return PrometheusCollector(
                 settings.prometheus,
@@ -80,7 +80,7 @@ def live_sources(settings: Settings, without: Iterable[str] = (), utilization: b
     else:
 
         def logs() -> Collector:
-            from whathappened.collectors.logs import LogCollector
+            from whathappened.collectors.logs.elasticsearch.collector import LogCollector
 
             return LogCollector.from_settings(
                 settings.elasticsearch, verify_tls=settings.verify_tls, timeout_s=settings.deadline_s
@@ -136,7 +136,7 @@ def _kubernetes(settings: Settings, skipped: set[str]) -> Any:
     building it in its own thread measured no faster on the 512-pod benchmark)."""
     if "kubernetes" in skipped or not settings.kubernetes.enabled:
         return SourceReport("kubernetes", SourceStatus.NOT_CONFIGURED, "left out")
-    from whathappened.collectors.kubernetes import create_collector
+    from whathappened.collectors.kubernetes.collector import create_collector
 
     try:
         return create_collector(settings)

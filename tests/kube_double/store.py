@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from whathappened.collectors import _log_fields
+from whathappened.collectors.logs import fields as log_fields
 
 
 def to_events_v1(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,13 +111,13 @@ class LogBook:
             doc = json.loads(raw) if raw.strip() else {}
             if "create" in doc or "index" in doc:
                 continue
-            mapping = _log_fields.detect(doc)  # whichever shipper wrote the store, as the log collector reads it
+            mapping = log_fields.detect(doc)  # whichever shipper wrote the store, as the log collector reads it
             if mapping is None:
                 continue
-            key = tuple(_log_fields.name_of(doc, f) or "" for f in (mapping.namespace, mapping.pod, mapping.container))
-            cid = next((str(v) for f in CONTAINER_ID_FIELDS if (v := _log_fields.get_path(doc, f))), "")
-            stamp = next((str(v) for f in mapping.timestamp if (v := _log_fields.get_path(doc, f))), "")
-            text = _log_fields.message_of(doc, mapping)
+            key = tuple(log_fields.name_of(doc, f) or "" for f in (mapping.namespace, mapping.pod, mapping.container))
+            cid = next((str(v) for f in CONTAINER_ID_FIELDS if (v := log_fields.get_path(doc, f))), "")
+            stamp = next((str(v) for f in mapping.timestamp if (v := log_fields.get_path(doc, f))), "")
+            text = log_fields.message_of(doc, mapping)
             book.lines[key].append(LogLine(stamp, cid.rsplit("/", 1)[-1], text))  # type: ignore[index]
         for lines in book.lines.values():
             lines.sort(key=lambda line: line.timestamp)

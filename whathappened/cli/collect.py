@@ -40,8 +40,8 @@ def collect(
     deadline: o.Deadline = None,
     insecure_skip_tls_verify: o.Insecure = False,
 ) -> None:
+    from whathappened.collectors.snapshot.writer import write_snapshot
     from whathappened.gather import gather
-    from whathappened.snapshot_writer import write_snapshot
     from whathappened.sources import live_sources
 
     chosen = o.SourceOptions(
@@ -82,7 +82,7 @@ def collect(
         if failed and not any(s.status is SourceStatus.OK for s in gathered.sources):
             raise SourcesFailed("nothing recorded: no source could be read; " + "; ".join(failed))
         raise ExperimentNotFound(experiment)
-    written = write_snapshot(output_dir, sources.collectors, gathered)
+    written = write_snapshot(output_dir, sources.collectors, gathered.scope)
     typer.echo(f"wrote {', '.join(written)} to {output_dir}")
     if any(s.failed for s in gathered.sources):
         raise typer.Exit(3)

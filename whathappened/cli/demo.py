@@ -37,7 +37,7 @@ def demo(
 ) -> None:
     import yaml
 
-    from whathappened.collectors.snapshot import snapshot_collectors
+    from whathappened.collectors.snapshot.folder import snapshot_collectors
     from whathappened.explain import explain
     from whathappened.model import Window
     from whathappened.scope import Query

@@ -71,7 +71,7 @@ def explain(
     settings = chosen.settings()
     window = o.window_of(settings)  # validate the window before touching any source
     if snapshot is not None and since is None and start is None and end is None:
-        from whathappened.snapshot_writer import recorded_window
+        from whathappened.collectors.snapshot.writer import recorded_window
 
         window = recorded_window(snapshot) or window  # a recorded incident replays its own window
     strip = output is o.Output.html  # each pod's GPU utilization strip: a costly query only HTML draws

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from whathappened.collectors._log_fields import preset_choices
+from whathappened.collectors.logs.fields import preset_choices
 from whathappened.config import Settings, load_settings
 from whathappened.errors import UsageError
 from whathappened.model import Window

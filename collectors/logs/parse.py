@@ -1,0 +1,325 @@
+"""Pure log-store parsers shared by the live log collector and the offline snapshot collector.
+
+Both call the same two functions on ``(index, document)`` pairs: the live collector on what its bounded
+queries fetched, the snapshot collector on every document of a recorded ``logs.ndjson``. Every rule that
+decides what becomes an event (scope, window, signature match, per-pod cap, ended containers' last lines)
+lives here, so a snapshot and a live store that hold the same documents give the same timeline.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from string import Formatter
+from typing import Any
+
+from whathappened.collectors.kube_objects import parse as kube_parse
+from whathappened.collectors.logs.discover import SOURCE, Doc, discover_from_documents, near_window
+from whathappened.collectors.logs.fields import (
+    AGENT_NAMESPACES,
+    PRESETS,
+    FieldMapping,
+    Reading,
+    as_reading,
+    event_of,
+    host_of,
+    mapping_for,
+    message_of,
+    name_of,
+    reading_for,
+    shorten,
+    time_of,
+)
+from whathappened.collectors.logs.linescan import bounded, normalize
+from whathappened.collectors.logs.signatures import SIGNATURES, XID_SEVERITY, Signature, traceback_attrs
+
+from whathappened.kinds import Kind, severity_of
+from whathappened.model import PodInfo, Severity, Subject, TimelineEvent, Window
+from whathappened.scope import Scope
+
+__all__ = [
+    "PRESETS",
+    "FieldMapping",
+    "Limits",
+    "LineMatch",
+    "Reading",
+    "Target",
+    "discover_from_documents",
+    "ended_targets",
+    "events_from_documents",
+    "mapping_for",
+    "match_line",
+    "reading_for",
+]
+
+MAX_ATTR = 200
+END_SLACK = timedelta(seconds=5)  # a container's last line is stamped a moment after kubelet saw it end
+
+
+@dataclass(frozen=True)
+class Limits:
+    per_pod: int = 2000  # signature documents per pod (and per node), earliest first
+    last_lines: int = 20  # context lines per ended container
+    last_line_containers: int = 32  # ended containers given context, earliest ended first
+
+
+@dataclass(frozen=True)
+class LineMatch:
+    signature: Signature
+    attrs: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Target:
+    """An ended container (or a pod whose containers are unknown) and when it ended."""
+
+    namespace: str
+    pod: str
+    container: str | None
+    end: datetime
+
+
+# --- signatures ---------------------------------------------------------------------------------------------
+
+
+def match_line(text: str) -> LineMatch | None:
+    """The first signature that matches, with its attributes; None for an ordinary line. Linear in the line's
+    length, whatever it holds (see ``linescan``)."""
+    line = bounded(normalize(text))
+    context: LineMatch | None = None
+    for signature in SIGNATURES:
+        found = signature.search(line)
+        if not found:
+            continue
+        match = LineMatch(signature, _attrs(signature, found, line))
+        if signature.kind is None:
+            # context only (the PCI -> UUID line): a document holding several kernel lines (dmesg captured at
+            # once, the 570+ drivers' multi-line reports) goes on to the line that says what happened
+            context = context or match
+            continue
+        if context is not None and _same_pci(context, match) and "uuid" in context.attrs:
+            return LineMatch(signature, {"uuid": context.attrs["uuid"], **match.attrs})
+        return match
+    return context
+
+
+def _same_pci(one: LineMatch, other: LineMatch) -> bool:
+    return str(one.attrs.get("pci", "")).lower() == str(other.attrs.get("pci", "")).lower() != ""
+
+
+def _attrs(signature: Signature, found: re.Match[str], text: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    for name, value in found.groupdict().items():
+        if value is not None and not name[-1].isdigit():
+            convert = signature.convert.get(name, str)
+            attrs[name] = convert(value)
+    attrs.update(signature.fixed)
+    if signature.extract is not None:
+        attrs.update(signature.extract(found, text))
+    if signature.kind is not None and signature.kind is not Kind.APP_EXCEPTION and "Traceback" in text:
+        for key, value in traceback_attrs(text).items():
+            attrs.setdefault(key, value)
+    return {k: _small(v) for k, v in attrs.items() if v is not None}
+
+
+def _small(value: Any) -> Any:
+    return shorten(value, MAX_ATTR) if isinstance(value, str) else value
+
+
+def _summary(signature: Signature, attrs: Mapping[str, Any], text: str) -> str:
+    wanted = {name for _, name, _, _ in Formatter().parse(signature.summary) if name}
+    if wanted <= attrs.keys():
+        return shorten(signature.summary.format(**attrs))
+    return shorten(text)
+
+
+def _event_in_window(event: TimelineEvent, window: Window) -> bool:
+    return near_window(event.at, window)
+
+
+# --- collection ---------------------------------------------------------------------------------------------
+
+
+def events_from_documents(
+    docs: Iterable[Doc], scope: Scope, reading: Reading | FieldMapping, limits: Limits = Limits()
+) -> list[TimelineEvent]:
+    """The scope's timeline from log-store documents: signature lines of its pods' containers and of its nodes'
+    kernel logs (at most ``limits.per_pod`` per pod or node, earliest first), its archived Events, and the last
+    lines of its ended containers for context."""
+    pods = {(p.namespace, p.name) for p in scope.pods}
+    nodes = set(scope.node_names)
+    targets = ended_targets(scope, limits)
+    matched: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
+    tails: dict[Target, list[tuple[Any, ...]]] = {t: [] for t in targets}
+    by_pod: dict[tuple[str, str], list[Target]] = defaultdict(list)
+    for target in targets:
+        by_pod[(target.namespace, target.pod)].append(target)
+    event_docs: list[Mapping[str, Any]] = []
+    reading = as_reading(reading)
+    for order, (_index, doc) in enumerate(docs):
+        event = event_of(doc)
+        if event is not None:
+            event_docs.append(event)
+            continue
+        line = _log_line(doc, reading.for_doc(doc), scope.window, pods, nodes)
+        if line is None:
+            continue
+        at, subject, text = line
+        key = ("pod", f"{subject.namespace}/{subject.pod}") if subject.pod else ("node", subject.node or "")
+        hit = match_line(text)
+        if hit is not None:
+            matched[key].append((at, text, order, subject, hit))
+        for target in by_pod.get((subject.namespace or "", subject.pod or ""), ()):
+            _keep_tail(tails[target], target, limits.last_lines, (at, text, order, subject))
+    events = _signature_events(matched, limits.per_pod)
+    events.extend(_tail_events(tails))
+    events.extend(_archived_events(event_docs, scope))
+    return sorted(events, key=lambda e: (e.at, e.kind, e.summary))
+
+
+def _log_line(
+    doc: Mapping[str, Any], mapping: FieldMapping, window: Window, pods: set[tuple[str, str]], nodes: set[str]
+) -> tuple[datetime, Subject, str] | None:
+    at = time_of(doc, mapping)
+    if at is None or not window.contains(at):
+        return None
+    pod = name_of(doc, mapping.pod)
+    if pod is not None:
+        namespace = name_of(doc, mapping.namespace)
+        if (namespace or "", pod) not in pods:
+            return _agent_line(doc, mapping, at, namespace, pod, nodes)
+        subject = Subject(
+            namespace=namespace, pod=pod, container=name_of(doc, mapping.container), node=name_of(doc, mapping.node)
+        )
+        return at, subject, message_of(doc, mapping)
+    host = host_of(doc, mapping, nodes)
+    if host is None or host not in nodes:
+        return None
+    return at, Subject(node=host), message_of(doc, mapping)
+
+
+def _agent_line(
+    doc: Mapping[str, Any], mapping: FieldMapping, at: datetime, namespace: str | None, pod: str, nodes: set[str]
+) -> tuple[datetime, Subject, str] | None:
+    """A node agent's line on one of the scope's nodes, as the node's own (the agent is named in the text)."""
+    node = name_of(doc, mapping.node)
+    if namespace not in AGENT_NAMESPACES or node is None or node not in nodes:
+        return None
+    return at, Subject(node=node), f"[{namespace}/{pod}] {message_of(doc, mapping)}"
+
+
+def _keep_tail(heap: list[tuple[Any, ...]], target: Target, size: int, item: tuple[Any, ...]) -> None:
+    at, _text, order, subject = item
+    if at > target.end + END_SLACK or (target.container and subject.container != target.container):
+        return
+    entry = (at, order, item)
+    if len(heap) < size:
+        heapq.heappush(heap, entry)
+    elif entry > heap[0]:
+        heapq.heapreplace(heap, entry)
+
+
+def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], cap: int) -> list[TimelineEvent]:
+    events: list[TimelineEvent] = []
+    for _key, hits in matched.items():
+        hits.sort(key=lambda h: (h[0], h[1], h[2]))
+        kept = hits[:cap]
+        uuids = {
+            h[4].attrs["pci"].lower(): h[4].attrs["uuid"]
+            for h in kept
+            if h[4].signature.kind is None and "uuid" in h[4].attrs
+        }
+        for at, text, _order, subject, hit in kept:
+            if hit.signature.kind is None:
+                continue
+            attrs = dict(hit.attrs)
+            if "pci" in attrs and attrs["pci"].lower() in uuids:
+                attrs["uuid"] = uuids[attrs["pci"].lower()]
+            attrs["signature"] = hit.signature.name
+            events.append(_event(at, hit.signature, attrs, subject, text))
+    return events
+
+
+def _event(at: datetime, signature: Signature, attrs: dict[str, Any], subject: Subject, text: str) -> TimelineEvent:
+    kind = signature.kind or Kind.LOG_LINE
+    severity: Severity = signature.severity or XID_SEVERITY.get(attrs.get("xid", -1)) or severity_of(kind)
+    return TimelineEvent(
+        at=at,
+        source=SOURCE,
+        kind=kind,
+        severity=severity,
+        summary=_summary(signature, attrs, text),
+        subject=subject,
+        attrs=attrs,
+        raw={"line": shorten(text, 4000)},
+    )
+
+
+def _tail_events(tails: Mapping[Target, list[tuple[Any, ...]]]) -> list[TimelineEvent]:
+    events = []
+    for target, heap in tails.items():
+        for at, _order, (_, text, _o, subject) in sorted(heap):
+            events.append(
+                TimelineEvent(
+                    at=at,
+                    source=SOURCE,
+                    kind=Kind.LOG_LINE,
+                    severity=severity_of(Kind.LOG_LINE),
+                    summary=shorten(text) or "(empty line)",
+                    subject=subject,
+                    attrs={"context": "last lines", "ended": target.end},
+                    raw={"line": shorten(text, 4000)},
+                )
+            )
+    return events
+
+
+def _archived_events(docs: list[Mapping[str, Any]], scope: Scope) -> list[TimelineEvent]:
+    events = []
+    for doc in kube_parse.scope_event_objects(docs, scope):
+        event = kube_parse.parse_event(doc, source=SOURCE)
+        if event is not None and _event_in_window(event, scope.window):
+            events.append(event)
+    return events
+
+
+# --- which containers ended ---------------------------------------------------------------------------------
+
+
+def ended_targets(scope: Scope, limits: Limits = Limits()) -> list[Target]:
+    """The containers whose last lines give context, earliest ended first (the first to die is most often
+    the root), at most ``limits.last_line_containers``. A pod that only the log store knows (no phase, no
+    container states) is taken to have ended by the window's end: it is gone from the API."""
+    found: list[Target] = []
+    window = scope.window
+    for pod in scope.pods:
+        found.extend(_pod_targets(pod, window))
+    found.sort(key=lambda t: (t.end, t.namespace, t.pod, t.container or ""))
+    return found[: max(0, limits.last_line_containers)] if limits.last_lines > 0 else []
+
+
+def _pod_targets(pod: PodInfo, window: Window) -> list[Target]:
+    pod_end = pod.ended or pod.deleted
+    targets = []
+    for container in pod.containers:
+        if container.init and not container.exit_code:
+            continue
+        if container.state == "terminated" or container.finished is not None:
+            end = container.finished or pod_end or window.end
+            targets.append(Target(pod.namespace, pod.name, container.name, _clamp(end, window)))
+        if container.last_finished is not None:
+            targets.append(Target(pod.namespace, pod.name, container.name, _clamp(container.last_finished, window)))
+    if targets:
+        return targets
+    lifecycle_unknown = pod.phase is None and all(c.state is None for c in pod.containers)
+    if pod_end is not None or pod.phase in ("Failed", "Succeeded") or lifecycle_unknown:
+        return [Target(pod.namespace, pod.name, None, _clamp(pod_end or window.end, window))]
+    return []
+
+
+def _clamp(at: datetime, window: Window) -> datetime:
+    return min(max(at, window.start), window.end)

@@ -1,0 +1,137 @@
+"""Which shipper wrote which index, told by the index mappings (``_field_caps``), so that a store holding
+Filebeat's data streams beside Fluent Bit's ``logstash-*`` and Vector's ``vector-*`` indices is read without a
+flag: each concrete index goes to the first preset whose pod and namespace fields it maps, indices that map none
+(a node's journald or syslog) to a node shape that knows every shipper's host and text fields, and each group's
+time, text and host fields are narrowed to those its indices map (a sort on a field no index has orders nothing;
+a text filter on every shipper's fields would multiply the signature clauses).
+
+Pure: field caps in, shapes out.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from whathappened.collectors.logs.fields import NODE_MAPPING, FieldMapping, Reading
+
+UNMAPPED = "unmapped"
+NO_VALUE = frozenset({UNMAPPED, "object", "nested"})
+# The default log pattern of the contract names Filebeat's and Elastic Agent's indices; where the user gave no
+# pattern, the other shippers' default index names are searched too (ignored when absent).
+SHIPPER_DEFAULT_INDICES: tuple[str, ...] = ("logstash-*", "vector-*", "fluentd*", "fluent-bit*", "ss4o_logs-*")
+# Likewise for archived Events: Metricbeat's and Elastic Agent's metrics data stream and the names
+# kubernetes-event-exporter's README and users give its index.
+ARCHIVER_DEFAULT_INDICES: tuple[str, ...] = ("metrics-kubernetes.event-*", "kubernetes-events*", "k8s-events*")
+
+
+def with_defaults(pattern: str, default: str, others: Sequence[str]) -> str:
+    """The user's pattern; left at the contract's default, the other producers' default index names too."""
+    return ",".join([pattern, *others]) if pattern == default else pattern
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Indices written by one shipper (``index`` as sent in a search) and how to read them."""
+
+    index: str
+    mapping: FieldMapping
+
+
+def asked_fields(reading: Reading) -> list[str]:
+    """Every field the detection and the exact-match resolution look at: each preset's scalar fields, their
+    ``.keyword`` sub-fields, and its label fields by wildcard (one pattern a preset, however many labels)."""
+    scalar: list[str] = []
+    for mapping in (*reading.presets(), NODE_MAPPING):
+        scalar += [mapping.pod, mapping.namespace, mapping.node, mapping.container]
+        scalar += [*mapping.timestamp, *mapping.message, *mapping.host]
+    scalar = list(dict.fromkeys(scalar))
+    labels = list(dict.fromkeys(f"{m.labels}.*" for m in reading.presets()))
+    return scalar + [f + ".keyword" for f in scalar] + labels
+
+
+def mapped_in(caps: Mapping[str, Any], field: str, indices: Sequence[str]) -> set[str]:
+    """The indices that map ``field`` as a value (an object such as ECS's ``log`` or ``host`` holds none): each
+    type lists its indices, a type without the list covers every index."""
+    types = caps.get(field)
+    if not isinstance(types, Mapping):
+        return set()
+    found: set[str] = set()
+    for name, cap in types.items():
+        if name in NO_VALUE or not isinstance(cap, Mapping):
+            continue
+        listed = cap.get("indices")
+        found |= set(listed) if isinstance(listed, list) else set(indices)
+    return found & set(indices)
+
+
+def shapes(caps: Mapping[str, Any], indices: Sequence[str], reading: Reading, pattern: str) -> tuple[Shape, ...]:
+    """The store's shapes. A chosen preset reads the whole pattern; so does the only shape found (the request
+    then names the user's pattern, not a list of indices); an empty store is read as the first preset. Indices
+    that map no preset's pod field (a node's own logs) are read with the first shape, which then also knows
+    every shipper's spelling of a node's host, text and time."""
+    if reading.fixed is not None:
+        return (Shape(pattern, reading.fixed),)
+    presets = reading.presets()
+    if not indices:
+        return (Shape(pattern, presets[0]),)
+    maps_pods = {p.name: mapped_in(caps, p.pod, indices) & mapped_in(caps, p.namespace, indices) for p in presets}
+    groups: dict[str, list[str]] = {}
+    nodes: list[str] = []
+    for index in indices:
+        owner = next((p.name for p in presets if index in maps_pods[p.name]), None)
+        (nodes if owner is None else groups.setdefault(owner, [])).append(index)
+    ordered = sorted(groups.items(), key=lambda item: [p.name for p in presets].index(item[0]))
+    if not ordered:
+        return (Shape(pattern, narrowed(_with_nodes(presets[0]), caps, nodes, indices)),)
+    by_name = {p.name: p for p in presets}
+    first, *rest = ordered
+    found = [(_with_nodes(by_name[first[0]]), first[1] + nodes)] + [(by_name[n], m) for n, m in rest]
+    if len(found) == 1:
+        return (Shape(pattern, narrowed(found[0][0], caps, found[0][1], indices)),)
+    return tuple(Shape(compacted(members, indices), narrowed(m, caps, members, indices)) for m, members in found)
+
+
+_SERIAL = re.compile(r"\d[\d.\-_]*$")  # a daily or rollover suffix: -2026.11.20, -000001, -2026.11.20-000003
+
+
+def compacted(members: Sequence[str], indices: Sequence[str]) -> str:
+    """``members`` as few patterns as name them exactly: ``logstash-2026.11.01`` ... ``logstash-2026.11.30`` become
+    ``logstash-*`` when no other shape's index matches it (thirty days of daily indices would not fit the 4 KB
+    request line a search's index list travels in)."""
+    mine = set(members)
+    others = [i for i in indices if i not in mine]
+    names: dict[str, None] = {}
+    for index in members:
+        stem = _SERIAL.sub("", index)
+        wide = f"{stem}*" if stem and stem != index else index
+        if wide not in names:  # each stem is checked against the other shapes' indices once
+            clash = wide != index and any(fnmatch.fnmatchcase(o, wide) for o in others)
+            names[index if clash else wide] = None
+    return ",".join(names)
+
+
+def _with_nodes(mapping: FieldMapping) -> FieldMapping:
+    """``mapping`` that also reads a node's own documents in any shipper's spelling."""
+    return replace(
+        mapping,
+        timestamp=tuple(dict.fromkeys((*mapping.timestamp, *NODE_MAPPING.timestamp))),
+        message=tuple(dict.fromkeys((*mapping.message, *NODE_MAPPING.message))),
+        host=tuple(dict.fromkeys((*mapping.host, *NODE_MAPPING.host))),
+    )
+
+
+def narrowed(
+    mapping: FieldMapping, caps: Mapping[str, Any], members: Sequence[str], indices: Sequence[str]
+) -> FieldMapping:
+    """``mapping`` with its time, text and host spellings cut to those the member indices map (in order; the
+    first kept when none is)."""
+
+    def keep(paths: tuple[str, ...]) -> tuple[str, ...]:
+        found = tuple(p for p in paths if mapped_in(caps, p, indices) & set(members))
+        return found or paths[:1]
+
+    return replace(mapping, timestamp=keep(mapping.timestamp), message=keep(mapping.message), host=keep(mapping.host))

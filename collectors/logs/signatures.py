@@ -1,0 +1,1104 @@
+"""The failure-signature table: which log lines mean what, in one place, as data.
+
+Each ``Signature`` names the timeline kind a matching line becomes, the regular expression that confirms it
+and extracts its attributes (named groups become attrs, converted by ``convert``), the phrases a search
+server can use to pre-filter for it (``phrases`` for ``match_phrase``, ``regexp`` for a Lucene token regexp with a
+literal head, ``wildcards`` for Lucene token wildcards: every line the ``pattern`` matches must also match one of
+them, which the tests check against a real OpenSearch-API server), a real example line and a near miss that
+must not match. A token pattern with no literal head makes the server walk the field's whole term dictionary;
+written as one wildcard per literal tail, each walk can reject most terms by their last letters (Lucene's common
+suffix check), which an alternation of tails in one regexp does not allow.
+
+Matching is linear in a line's length (``collectors/logs/linescan.py``): a line is normalized (last frame of a
+``\r`` redraw, no ANSI codes or NULs), a line over 16 KiB is examined by its first and last 8 KiB only, each
+signature is searched only when the line holds one of the literals its pattern requires (derived from the
+pattern), and no pattern starts with an unbounded class or scans ``.*`` across a line between two literals
+(bounded repeats instead), so no search retries a long run from every position.
+
+Order matters: a line becomes the event of the FIRST signature that matches it (specific before general),
+so a "CUDA error: out of memory" is a CUDA OOM and not a generic CUDA error. A signature with ``kind=None``
+is context only (the ``NVRM: GPU at PCI`` line that maps a PCI address to a GPU UUID).
+
+Formats come from the drivers' and libraries' own format strings and real lines (see the project's reference
+notes: NVIDIA open-gpu-kernel-modules kernel_rc.c, NCCL debug.cc / net_ib.cc, torch ProcessGroupNCCL.cpp,
+torch.distributed.elastic, Open MPI, Megatron-LM, Hugging Face Trainer, DeepSpeed, Lightning).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from whathappened.collectors.logs.linescan import contains_any, required_literals
+
+from whathappened.kinds import Kind
+from whathappened.model import EMPTY, Severity
+
+Extractor = Callable[[re.Match[str], str], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Signature:  # see the module docstring; ``literals`` is derived from ``pattern``, never written by hand
+    name: str
+    kind: Kind | None
+    pattern: re.Pattern[str]
+    summary: str  # str.format over the attrs; a missing attr falls back to the line itself
+    examples: tuple[str, ...]
+    near_misses: tuple[str, ...]
+    phrases: tuple[str, ...] = ()
+    regexp: str | None = None
+    wildcards: tuple[str, ...] = ()
+    convert: Mapping[str, Callable[[str], Any]] = field(default_factory=lambda: EMPTY)
+    fixed: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    extract: Extractor | None = None
+    severity: Severity | None = None
+    literals: tuple[str, ...] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "literals", required_literals(self.pattern))
+
+    def search(self, line: str) -> re.Match[str] | None:
+        """The pattern's first match in a line already normalized and bounded (``linescan``), searched only when
+        the line holds one of the literals every match must contain."""
+        return self.pattern.search(line) if contains_any(line, self.literals) else None
+
+
+def _pid(text: str) -> int | None:
+    digits = text.strip("'\"<>")
+    return int(digits) if digits.isdigit() else None
+
+
+def _known(text: str) -> str | None:
+    """Drivers print ``<unknown>`` where there is no process context."""
+    return None if text.strip("'\"") in ("", "<unknown>") else text
+
+
+# --- extraction helpers (the few attributes a single regex cannot carry) -------------------------------------
+
+_WORK_FIELD = re.compile(r"(SeqNum|OpType|NumelIn|NumelOut|Timeout\(ms\))=([^,)\s]+)")
+_RANK = re.compile(r"\[Rank (\d+)\]|\[rank(\d+)\]")
+
+
+def _rank(text: str) -> dict[str, Any]:
+    match = _RANK.search(text)
+    if not match:
+        return {}
+    return {"rank": int(match.group(1) or match.group(2))}
+
+
+def _nccl_work(match: re.Match[str], text: str) -> Mapping[str, Any]:
+    """torch's WorkNCCL(SeqNum=.., OpType=.., Timeout(ms)=..) description, in any field order."""
+    names = {
+        "SeqNum": "seq",
+        "OpType": "op",
+        "NumelIn": "numel_in",
+        "NumelOut": "numel_out",
+        "Timeout(ms)": "timeout_ms",
+    }
+    attrs: dict[str, Any] = _rank(text)
+    for key, value in _WORK_FIELD.findall(match.group(0)):
+        attrs[names[key]] = value if key == "OpType" else _int_or_text(value)
+    return attrs
+
+
+def _int_or_text(value: str) -> int | str:
+    return int(value) if value.lstrip("-").isdigit() else value
+
+
+def _ranked(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    return _rank(text)
+
+
+# libibverbs enum ibv_wc_status, zero-based: what "error N" / "status=N" in NCCL's NET/IB WARN means.
+IBV_WC_STATUS = (
+    "SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR",
+    "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR",
+    "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR",
+    "INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR", "GENERAL_ERR",
+)  # fmt: skip
+
+
+def _ib_status(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    status = int(match.group("status"))
+    name = IBV_WC_STATUS[status] if 0 <= status < len(IBV_WC_STATUS) else str(status)
+    return {"ib_status": status, "ib_status_name": name, "network": True}
+
+
+_FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
+    r'^[ \t]{0,64}File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<func>\S{1,256}))?', re.MULTILINE
+)
+_FINAL = re.compile(
+    r"^(?:\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?(?P<exception>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)\b)"
+    r"(?::[ \t]*(?P<message>.*))?$",
+    re.MULTILINE,
+)
+
+
+def traceback_attrs(text: str) -> dict[str, Any]:
+    """exception, message, file, line, function of a Python traceback in ``text`` (innermost frame)."""
+    start = text.find("Traceback (most recent call last)")
+    if start < 0:
+        return {}
+    body = text[start:]
+    attrs: dict[str, Any] = {}
+    frames = list(_FRAME.finditer(body))
+    if frames:
+        last = frames[-1]
+        attrs.update(file=last.group("file"), line=int(last.group("line")))
+        if last.group("func"):
+            attrs["function"] = last.group("func")
+        body = body[last.end() :]
+    finals = list(_FINAL.finditer(body))
+    if finals:
+        final = finals[-1]
+        attrs["exception"] = final.group("exception")
+        if final.group("message"):
+            attrs["message"] = final.group("message").strip()
+    return attrs
+
+
+def _traceback(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    return traceback_attrs(text)
+
+
+_CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is quadratic on a page of blanks
+    ("failed_rank", re.compile(r"^[ \t]{0,64}rank[ \t]{0,8}:[ \t]{0,8}(\d{1,9})", re.MULTILINE), int),
+    ("local_rank", re.compile(r"\(local_rank:[ \t]{0,8}(\d{1,9})\)"), int),
+    ("exit_code", re.compile(r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}(-?\d{1,9})", re.MULTILINE), int),
+    (
+        "pid",
+        re.compile(
+            r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}(\d{1,9})\)", re.MULTILINE
+        ),
+        int,
+    ),
+    ("host", re.compile(r"^[ \t]{0,64}host[ \t]{0,8}:[ \t]{0,8}(\S{1,256})", re.MULTILINE), str),
+    ("signal", re.compile(r"Signal \d{1,3} \((SIG[A-Z]{1,12})\) received", re.MULTILINE), str),
+    ("script", re.compile(r"(?:^|: )[ \t]{0,64}(\S{1,512}) FAILED[ \t\r]{0,64}$", re.MULTILINE), str),
+)
+
+
+def _child_failed(match: re.Match[str], text: str) -> Mapping[str, Any]:
+    """torch.distributed.elastic's ChildFailedError summary block (root cause rank, exit code, host)."""
+    attrs: dict[str, Any] = {}
+    for name, regex, convert in _CHILD_FIELDS:
+        found = regex.search(text, match.start())
+        if found:
+            attrs[name] = convert(found.group(1))
+    return attrs
+
+
+_STEP = re.compile(r"(?:global[_ ]step|step|iteration|iter)[\s=:_-]*(\d+)", re.IGNORECASE)
+_PATH = re.compile(r"""(?:to|at|in|:)\s+['"]?((?:/|gs://|s3://|az://|hdfs://)[^\s'",]+)""")
+
+
+def _checkpoint(match: re.Match[str], text: str) -> Mapping[str, Any]:
+    attrs: dict[str, Any] = {}
+    groups = match.groupdict()
+    step = groups.get("step") or _first(_STEP, text)
+    path = groups.get("path") or _first(_PATH, text)
+    if step:
+        attrs["step"] = int(step)
+    if path:
+        attrs["path"] = path.rstrip(".")
+    return attrs
+
+
+_OOM_TRIED = re.compile(r"Tried to allocate (?P<tried>[\d.]+ ?[KMGT]i?B)")
+_OOM_GPU = re.compile(r"\bGPU (?P<gpu>\d+)\b")
+
+
+def _cuda_oom(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    attrs = {}
+    tried, gpu = _OOM_TRIED.search(text), _OOM_GPU.search(text)
+    if tried:
+        attrs["tried"] = tried.group("tried")
+    if gpu:
+        attrs["gpu"] = gpu.group("gpu")
+    return attrs
+
+
+def _cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    """One ``error`` whichever form said it: the runtime's string, or the driver's name in words."""
+    if match.group("runtime_error"):
+        return {"error": match.group("runtime_error"), "code": int(match.group("runtime_code"))}
+    name = match.group("driver_error")
+    if name:
+        return {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}
+    return {}
+
+
+# The kubelet's cgroup of a pod, in the lines the OOM killer prints with its kill: cgroup v1 "Task in
+# /kubepods/burstable/pod<uid>/<container> killed as a result of limit of ...", cgroup v2 "oom-kill:constraint=
+# CONSTRAINT_MEMCG,...,oom_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid with _>.slice".
+_POD_CGROUP = re.compile(
+    r"kubepods[/a-z._-]{0,64}?pod(?P<uid>[0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})"
+)
+
+
+def _oom_pod(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    found = _POD_CGROUP.search(text)
+    return {"pod_uid": found.group("uid").replace("_", "-")} if found else {}
+
+
+# RM appends the root cause of a sympathetic report: "Ch 00000008 caused by previous Xid 95" (kernel_rc.c
+# rootCauseXidStr, R535+)
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,3})")
+
+
+def _xid_cause(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    found = _CAUSED_BY.search(match.group("text") or "")
+    return {"caused_by_xid": int(found.group(1))} if found else {}
+
+
+def _whole(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    return {"line": match.group(0)}
+
+
+def _first(regex: re.Pattern[str], text: str) -> str | None:
+    found = regex.search(text)
+    return found.group(1) if found else None
+
+
+def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+# --- the table ----------------------------------------------------------------------------------------------
+
+_WORK = r"WorkNCCL\((?:[^()]|\([^()]*\))*\)"  # WorkNCCL(SeqNum=.., Timeout(ms)=..): one level of nested parens
+_PCI = r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
+_NCCL_RESULT = {"nccl_result": str}
+
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(
+        name="nvrm-gpu-uuid",
+        kind=None,
+        pattern=_c(r"NVRM: GPU at PCI:" + _PCI + r": (?P<uuid>GPU-[0-9a-fA-F-]{36})"),
+        summary="GPU {pci} is {uuid}",
+        phrases=("NVRM: GPU at PCI",),
+        examples=("NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d",),
+        near_misses=("NVRM: GPU Board Serial Number: 1652823054417",),
+    ),
+    Signature(
+        name="nvrm-xid",
+        kind=Kind.GPU_XID,
+        pattern=_c(
+            r"NVRM: Xid \((?:PCI:)?" + _PCI + r"(?: GPU-I:(?P<gpu_instance>\d+))?(?: GPU-CI:\d+)?\): (?P<xid>\d+),"
+            r" (?:pid=(?P<pid>'?<?\w+>?'?), (?:name='?(?P<process>[^,']*)'?, )?)?(?P<text>[^\n]*)"
+        ),
+        summary="Xid {xid} on GPU PCI:{pci}: {text}",
+        phrases=("NVRM: Xid",),
+        convert={"xid": int, "pid": _pid, "gpu_instance": int, "process": _known},
+        extract=_xid_cause,
+        examples=(
+            "NVRM: Xid (PCI:0000:5d:00): 48, pid=18822, name=python, An uncorrectable double bit error (DBE) has been"
+            " detected on GPU in the framebuffer at partition 2, subpartition 0.",
+            "kernel: [103859.498995] NVRM: Xid (PCI:0002:00:00): 13, pid=2519562, name=python3, Graphics Exception:"
+            " ChID 000c, Class 0000cbc0, Offset 00000000, Data 00000000",
+            "NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+            "[ 5107.644336] NVRM: Xid (PCI:0000:03:00): 79, GPU has fallen off the bus.",
+            "NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, pid=7194, Contained: CE User Channel (0x9). RST: No, D-RST: No",
+            "[...] NVRM: Xid (0000:03:00): 14, Channel 00000001",
+        ),
+        near_misses=(
+            "NVRM: GPU 0000:9b:00.0: GPU has fallen off the bus.",
+            "nvidia-smi: Xid errors reported: none",
+        ),
+    ),
+    Signature(
+        name="nvrm-fallen-off-bus-at-probe",
+        kind=Kind.GPU_XID,
+        pattern=_c(
+            r"(?:NVRM: The NVIDIA GPU (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
+            r"\.\d[\s\S]{0,200}?)?fallen off the bus and is not responding"
+        ),
+        summary="GPU PCI:{pci} has fallen off the bus (no Xid: seen at driver probe)",
+        phrases=("fallen off the bus",),
+        fixed={"xid": 79, "text": "GPU has fallen off the bus."},
+        examples=(
+            "NVRM: The NVIDIA GPU 0000:b3:00.0\n               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+            "               NVRM: fallen off the bus and is not responding to commands.",
+        ),
+        near_misses=(
+            "NVRM: GPU 0000:9b:00.0: GPU has fallen off the bus.",
+            "NVRM: The NVIDIA probe routine failed for 1 device(s).",
+        ),
+    ),
+    Signature(
+        # The bus-loss line itself, without the Xid: os-interface nv.c before the R470 drivers
+        # ("NVRM: GPU at %04x:%02x:%02x.%x has fallen off the bus."), and RM's own NV_DEV_PRINTF after the Xid in
+        # later ones ("NVRM: GPU %04x:%02x:%02x.%x: GPU has fallen off the bus.").
+        name="nvrm-fallen-off-bus",
+        kind=Kind.GPU_XID,
+        pattern=_c(r"NVRM: GPU (?:at )?" + _PCI + r"\.\d:? (?:GPU )?has fallen off the bus"),
+        summary="GPU PCI:{pci} has fallen off the bus",
+        phrases=("fallen off the bus",),
+        fixed={"xid": 79, "text": "GPU has fallen off the bus."},
+        examples=(
+            "[   49.261458] NVRM: GPU at 0000:01:00.0 has fallen off the bus.",
+            "NVRM: GPU 0000:9b:00.0: GPU has fallen off the bus.",
+        ),
+        near_misses=("NVRM: GPU 0000:9b:00.0: RmInitAdapter failed! (0x26:0x56:1463)",),
+    ),
+    Signature(
+        # The GPU System Processor (R510+ GSP firmware): RM's heartbeat check ("NVRM: GPU%d %s: Heartbeat timed
+        # out, ...", kernel_gsp.c, the Xid 119 family) and its crash report banner ("kgspHealthCheck_<chip>:
+        # ***** GSP-CrashCat Report *****" / "GSP Error", with Xid 120 after it in the same report).
+        name="nvrm-gsp-fault",
+        kind=Kind.GPU_XID,
+        pattern=_c(
+            r"NVRM: (?:GPU(?P<rm_gpu>\d{1,2}) )?_?kgsp(?:IsHeartbeatTimedOut|HealthCheck_\w{1,16}): "
+            r"(?P<text>Heartbeat timed out|\*{3,80} ?GSP[^\n*]{0,60})"
+        ),
+        summary="GSP firmware fault on a GPU: {text}",
+        phrases=("Heartbeat timed out",),  # the analyzer keeps "_kgspIsHeartbeatTimedOut:" as one token
+        wildcards=("kgsphealthcheck*",),
+        fixed={"xid": 119},
+        examples=(
+            "[   24.302465] NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 812751949 heartbeat"
+            " 1899482",
+            "NVRM: kgspHealthCheck_TU102: ****************************** GSP-CrashCat Report ***************",
+        ),
+        near_misses=("NVRM: GPU6 kgspInitRm: GSP-RM firmware loaded, heartbeat every 2000 ms",),
+    ),
+    Signature(
+        # NVIDIA k8s-device-plugin's health check: log.Printf("XidCriticalError: Xid=%d on Device=%s; marking
+        # device as unhealthy.") (v0.x) and "..., the device will go unhealthy." (older).
+        name="device-plugin-xid",
+        kind=Kind.GPU_XID,
+        pattern=_c(r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{36})"),
+        summary="Xid {xid} on {uuid} (device plugin marks the GPU unhealthy)",
+        phrases=("XidCriticalError",),
+        convert={"xid": int},
+        examples=(
+            "2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the"
+            " device will go unhealthy.",
+        ),
+        near_misses=("Xid=69 is not in the list of application Xids; skipping",),
+    ),
+    Signature(
+        # nvidia-smi / NVML when a GPU is gone: "Unable to determine the device handle for GPU %s: %s" with
+        # NVML_ERROR_UNKNOWN ("Unknown Error") or NVML_ERROR_GPU_IS_LOST ("GPU is lost").
+        name="nvml-device-lost",
+        kind=Kind.GPU_MISSING,
+        pattern=_c(
+            r"Unable to determine the device handle for (?:GPU|gpu) ?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:"
+            r"[0-9a-fA-F]{2}\.\d): (?P<error>Unknown Error|GPU is lost)"
+        ),
+        summary="nvidia-smi cannot reach GPU {bus}: {error}",
+        phrases=("Unable to determine the device handle",),
+        fixed={"text": "GPU is lost (fallen off the bus)"},
+        examples=("Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error",),
+        near_misses=("Unable to determine the device handle for GPU 0000:09:00.0: Insufficient Permissions",),
+    ),
+    Signature(
+        name="kernel-oom-killer",
+        kind=Kind.KERNEL_OOM,
+        pattern=_c(
+            r"(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<process>[^)\n]{0,64})\)"
+            r"(?:[^\n]{0,512}?anon-rss:(?P<anon_rss_kb>\d+)kB)?"
+        ),
+        summary="kernel OOM killer killed {process} (pid {pid})",
+        phrases=("out of memory: Killed process", "out of memory: Kill process"),
+        convert={"pid": int, "anon_rss_kb": int, "cgroup": bool},
+        extract=_oom_pod,
+        examples=(
+            "Memory cgroup out of memory: Killed process 41230 (python) total-vm:71562312kB, anon-rss:67012444kB,"
+            " file-rss:13220kB, shmem-rss:0kB, UID:0 pgtables:131912kB oom_score_adj:985",
+            "Out of memory: Killed process 2793 (pt_main_thread) total-vm:102745988kB, anon-rss:95230612kB",
+            "Out of memory: Kill process 1234 (python) score 999 or sacrifice child",
+        ),
+        near_misses=("oom_reaper: reaped process 41230 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",),
+    ),
+    Signature(
+        name="nccl-watchdog-timeout",
+        kind=Kind.NCCL_TIMEOUT,
+        pattern=_c(
+            r"Watchdog caught collective operation timeout: " + _WORK + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?"
+        ),
+        summary="NCCL watchdog timeout: {op} SeqNum={seq} after {timeout_ms} ms",
+        phrases=("Watchdog caught collective operation timeout",),
+        convert={"ran_ms": int},
+        extract=_nccl_work,
+        examples=(
+            "[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation"
+            " timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000,"
+            " Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
+            "[rank3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=64214, OpType=ALLGATHER, NumelIn=1,"
+            " NumelOut=32, Timeout(ms)=600000)",
+        ),
+        near_misses=("[Rank 0] ProcessGroupNCCL initialization options: NCCL version: 2.21.5, TIMEOUT(ms): 600000",),
+    ),
+    Signature(
+        name="nccl-blocking-wait-timeout",
+        kind=Kind.NCCL_TIMEOUT,
+        pattern=_c(r"Work " + _WORK + r" timed out in blocking wait"),
+        summary="NCCL blocking wait timed out: {op} SeqNum={seq}",
+        phrases=("timed out in blocking wait",),
+        extract=_nccl_work,
+        examples=(
+            "[Rank 2] Work WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000)"
+            " timed out in blocking wait (NCCL_BLOCKING_WAIT=1).",
+        ),
+        near_misses=("NCCL_BLOCKING_WAIT is deprecated, use TORCH_NCCL_BLOCKING_WAIT instead",),
+    ),
+    Signature(
+        name="nccl-watchdog-stuck",
+        kind=Kind.NCCL_TIMEOUT,
+        pattern=_c(r"watchdog got stuck for (?P<stuck_s>\d+) seconds|Heartbeat monitor timed out"),
+        summary="NCCL watchdog hung (heartbeat monitor)",
+        phrases=("watchdog got stuck for", "Heartbeat monitor timed out"),
+        convert={"stuck_s": int},
+        fixed={"hang": True},
+        extract=_ranked,
+        examples=(
+            "[rank1]:[E1111 17:10:53] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
+            "Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2",
+        ),
+        near_misses=("[Rank 0] ProcessGroupNCCL initialization options: TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC: 480",),
+    ),
+    Signature(
+        name="nccl-ib-completion-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=_c(
+            r"NET/IB(?:/GIN)?\s*: Got completion from peer (?P<peer>\S+?)\s+with (?:error |status=)(?P<status>\d+)"
+            r"(?:,? opcode[ =](?P<opcode>\d+))?"
+        ),
+        summary="NCCL NET/IB completion error {ib_status} ({ib_status_name}) from peer {peer}",
+        phrases=("Got completion from peer",),
+        convert={"opcode": int},
+        extract=_ib_status,
+        examples=(
+            "node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer"
+            " 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)",
+            "NCCL WARN NET/IB : Got completion from peer 7.247.232.133 with status=4 opcode=0 len=0 vendor err 81 (Send)",
+        ),
+        near_misses=("node-2:5776:5898 [0] NCCL INFO NET/IB : Using [0]ibP111p0s0:1/IB [1]rdmaP1111p0s2:1/RoCE",),
+    ),
+    Signature(
+        name="nccl-remote-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=_c(
+            r"remote process exited or there was a network error(?:.*?\(peer rank (?P<peer_rank>\d+)\))?"
+            r"|ncclRemoteError|remote process exiting prematurely"
+        ),
+        summary="NCCL error: remote process exited or there was a network error",
+        phrases=("remote process exited or there was a network error", "ncclRemoteError", "remote process exiting"),
+        convert={"peer_rank": int},
+        fixed={"remote": True, "detail": "remote process exited or there was a network error"},
+        extract=_ranked,
+        examples=(
+            "[rank0]:[E1120 07:21:15.412001 ProcessGroupNCCL.cpp:1590] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process"
+            " group watchdog thread terminated with exception: NCCL error: remote process exited or there was a"
+            " network error, NCCL version 2.21.5",
+            "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317,"
+            " remote process exited or there was a network error, NCCL version 2.21.5 (peer rank 8)",
+        ),
+        near_misses=("worker 3: remote process exited with status 0 after training completed",),
+    ),
+    Signature(
+        name="nccl-system-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=_c(r"(?P<nccl_result>unhandled system error|ncclSystemError)"),
+        summary="NCCL error: unhandled system error",
+        phrases=("unhandled system error", "ncclSystemError"),
+        convert=_NCCL_RESULT,
+        fixed={"detail": "unhandled system error"},
+        extract=_ranked,
+        examples=(
+            "  what():  NCCL error: unhandled system error, NCCL version 2.10.3",
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+        ),
+        near_misses=("SystemError: error return without exception set",),
+    ),
+    Signature(
+        name="nccl-cuda-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=_c(r"(?P<nccl_result>unhandled cuda error|ncclUnhandledCudaError)"),
+        summary="NCCL error: unhandled cuda error",
+        phrases=("unhandled cuda error", "ncclUnhandledCudaError"),
+        convert=_NCCL_RESULT,
+        fixed={"detail": "unhandled cuda error"},
+        extract=_ranked,
+        examples=(
+            "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled cuda"
+            " error, NCCL version 2.14.3",
+        ),
+        near_misses=("handled cuda event destroy after stream sync",),
+    ),
+    Signature(
+        name="nccl-internal-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=_c(
+            r"(?P<nccl_result>\bncclInternalError\b|\bncclInvalidUsage\b|\bncclInvalidArgument\b|NCCL error: internal error"
+            r"|NCCL error: invalid usage|NCCL error: invalid argument)"
+        ),
+        summary="NCCL error: {nccl_result}",
+        phrases=("ncclInternalError", "ncclInvalidUsage", "ncclInvalidArgument", "NCCL error"),
+        convert=_NCCL_RESULT,
+        extract=_ranked,
+        examples=("torch.distributed.DistBackendError: NCCL error: internal error - please report this issue",),
+        near_misses=("ncclInternalErrorCount=0 in the last health report",),
+    ),
+    Signature(
+        name="nccl-communicator-aborted",
+        kind=Kind.NCCL_ERROR,
+        pattern=_c(r"NCCL communicator was aborted on rank (?P<rank>\d+)"),
+        summary="NCCL communicator aborted on rank {rank}",
+        phrases=("NCCL communicator was aborted",),
+        convert={"rank": int},
+        fixed={"detail": "communicator aborted"},
+        examples=(
+            "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: [Rank 3]"
+            " Watchdog caught collective operation timeout",
+        ),
+        near_misses=("NCCL communicator was created on rank 3 with 8 peers",),
+    ),
+    Signature(
+        name="nccl-taking-process-down",
+        kind=Kind.NCCL_ERROR,
+        pattern=_c(r"Some NCCL operations have failed or timed out|we are taking the entire process down"),
+        summary="NCCL failure: the process is being taken down",
+        phrases=("Some NCCL operations have failed or timed out", "taking the entire process down"),
+        fixed={"detail": "process taken down after an NCCL failure", "abort": True},
+        severity=Severity.WARNING,
+        extract=_ranked,
+        examples=(
+            "[rank0]:[E1120 07:28:03.106002 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 0] To avoid data"
+            " inconsistency, we are taking the entire process down.",
+            "[E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous"
+            " nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        ),
+        near_misses=("Some NCCL operations completed; taking a checkpoint",),
+    ),
+    Signature(
+        # The fabric itself, as the transports report it: NCCL's IB async events (net_ib.cc "NET/IB : Got async
+        # event : %s", ibv_event_type_str: port error, device fatal, ...), and UCX's mlx5 completion syndromes
+        # (ib_mlx5_log.c "Transport retry count exceeded on mlx5_0:1/IB", "Remote access error", the
+        # IBV_WC_RETRY_EXC_ERR family).
+        name="ib-fabric-error",
+        kind=Kind.NETWORK_ERROR,
+        pattern=_c(
+            r"NET/IB ?: Got async event ?: (?P<event>port error|local catastrophic error|GID table change|"
+            r"[A-Za-z ]{3,40}(?:error|fatal|failed))"
+            r"|(?P<ucx>Transport retry count exceeded|Receiver not ready retry count exceeded|Remote access error|"
+            r"Local protection error) on (?P<device>mlx\d_\d{1,3}(?::\d{1,2})?)"
+        ),
+        summary="InfiniBand fabric error: {line}",
+        phrases=("Got async event", "retry count exceeded", "Remote access error", "Local protection error"),
+        fixed={"network": True},
+        extract=_whole,
+        examples=(
+            "...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+            "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend"
+            " 0x81 hw_synd 0/0)",
+        ),
+        near_misses=(
+            "NCCL INFO NET/IB : Got async event : port active",
+            "ucx retry count set to 7 on mlx5_0:1",
+        ),
+    ),
+    Signature(
+        name="nccl-warn",
+        kind=Kind.NCCL_ERROR,
+        pattern=_c(r"NCCL WARN (?P<detail>[^\n]+)"),
+        summary="NCCL WARN {detail}",
+        phrases=("NCCL WARN",),
+        examples=("gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",),
+        near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
+    ),
+    Signature(
+        name="cuda-oom",
+        kind=Kind.CUDA_OOM,
+        # PyTorch (CUDACachingAllocator "CUDA out of memory. Tried to allocate ..."), the CUDA runtime and driver
+        # ("out of memory", CUDA_ERROR_OUT_OF_MEMORY), TensorFlow's BFC allocator ("OOM when allocating tensor
+        # with shape[...]", a ResourceExhaustedError) and XLA/JAX ("RESOURCE_EXHAUSTED: Out of memory while
+        # trying to allocate N bytes", "Resource exhausted: Out of memory").
+        pattern=_c(
+            r"CUDA out of memory|CUDA error: out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
+            r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out of memory"
+        ),
+        extract=_cuda_oom,
+        summary="GPU out of memory (tried to allocate {tried})",
+        phrases=(
+            "CUDA out of memory",
+            "CUDA error: out of memory",
+            "OutOfMemoryError",
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            "OOM when allocating tensor",
+            "RESOURCE_EXHAUSTED: Out of memory",
+            "Resource exhausted: Out of memory",
+        ),
+        examples=(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
+            " 79.11 GiB of which 1.48 GiB is free.",
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)",
+            "RuntimeError: CUDA error: out of memory",
+            "ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on"
+            " /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate"
+            " 17179869184 bytes.",
+        ),
+        near_misses=(
+            "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
+            "grpc: RESOURCE_EXHAUSTED: Received message larger than max (4194312 vs. 4194304)",
+        ),
+    ),
+    Signature(
+        name="cuda-error",
+        kind=Kind.CUDA_ERROR,
+        # torch's "CUDA error: %s" (cudaGetErrorString), the THC era's "cuda runtime error (%d) : %s at
+        # file:line", and the driver API's names (CUDA_ERROR_ECC_UNCORRECTABLE in TensorFlow's stream executor).
+        pattern=_c(
+            r"CUDA error: (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
+            r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
+            r"(?: at [^\s]{1,300})?[ \t]*$"
+            r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})",
+            re.MULTILINE,
+        ),
+        extract=_cuda_error,
+        summary="CUDA error: {error}",
+        phrases=("CUDA error", "cuda runtime error"),
+        regexp="cudaerror[a-z]+",
+        wildcards=("cuda_error_*",),  # the analyzer keeps CUDA_ERROR_ECC_UNCORRECTABLE as one token
+        examples=(
+            "RuntimeError: CUDA error: uncorrectable ECC error encountered\nCompile with `TORCH_USE_CUDA_DSA` to"
+            " enable device-side assertions.",
+            "RuntimeError: CUDA error: unspecified launch failure",
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "CUDA error: uncorrectable NVLink error detected during the execution",
+            "RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at"
+            " /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
+            "E tensorflow/stream_executor/cuda/cuda_event.cc:29] Error polling for event status: failed to query"
+            " event: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered",
+        ),
+        near_misses=("CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log", "cuda runtime version 12.4"),
+    ),
+    Signature(
+        name="torchelastic-sigterm-received",
+        kind=Kind.SIGTERM_RECEIVED,
+        pattern=_c(r"Received (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+) death signal"),
+        summary="launcher received {signal}, shutting down workers",
+        phrases=("death signal",),
+        examples=(
+            "torch.distributed.elastic.agent.server.api: [WARNING] Received Signals.SIGTERM death signal, shutting"
+            " down workers",
+            "[2024-05-02 10:01:02,123] torch.distributed.elastic.agent.server.api: [WARNING] Received 15 death signal,"
+            " shutting down workers",
+        ),
+        near_misses=("registered handler for death signals: SIGTERM, SIGINT",),
+    ),
+    Signature(
+        name="torchelastic-child-failed",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError:?"),
+        summary="torchrun: a worker failed (ChildFailedError)",
+        phrases=("ChildFailedError",),
+        extract=_child_failed,
+        examples=(
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED",
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n======\ntrain.py FAILED\n------\n"
+            "Failures:\n  <NO_OTHER_FAILURES>\n------\nRoot Cause (first observed failure):\n[0]:\n"
+            "  time      : 2024-01-01_12:00:00\n  host      : node-1\n  rank      : 3 (local_rank: 3)\n"
+            "  exitcode  : -6 (pid: 12345)\n  error_file: <N/A>\n  traceback : Signal 6 (SIGABRT) received by PID 12345",
+        ),
+        near_misses=("from torch.distributed.elastic.multiprocessing.errors import record",),
+    ),
+    Signature(
+        # before the closing-signal lines: printed together, they say this pod's own rank failed and the launcher
+        # then stopped its siblings, which is no reaction to another pod
+        name="torchelastic-worker-failed",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
+        summary="torchrun: local rank {local_rank} failed with exit code {exit_code}",
+        phrases=("local_rank",),  # "api:failed" is one token to the standard analyzer
+        convert={"exit_code": int, "local_rank": int, "pid": int},
+        examples=(
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 2806) of"
+            " binary: /usr/bin/python3",
+        ),
+        near_misses=("INFO: local_rank: 0 (pid: 2806) started",),
+    ),
+    Signature(
+        name="torchelastic-closing-workers",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(
+            r"Sending process (?P<pid>\d+) closing signal (?:Signals\.)?(?P<signal>SIG[A-Z]+)"
+            r"|Closing process (?P<pid2>\d+) via signal (?:Signals\.)?(?P<signal2>SIG[A-Z]+)"
+        ),
+        summary="launcher is stopping worker process {pid} with {signal}",
+        phrases=("closing signal", "via signal"),
+        extract=lambda m, _t: {
+            "pid": int(m.group("pid") or m.group("pid2")),
+            "signal": m.group("signal") or m.group("signal2"),
+        },
+        examples=(
+            "torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 901 closing signal SIGTERM",
+            "torch.distributed.elastic.multiprocessing.api: [WARNING] Closing process 2211 via signal SIGTERM",
+        ),
+        near_misses=("dataloader worker 3 exited after closing its file",),
+    ),
+    Signature(
+        name="mpirun-rank-exited",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(
+            r"mpirun noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\d+) on node (?P<host>\S+)"
+            r" exited on signal (?P<signal>\d+)"
+        ),
+        summary="mpirun: rank {failed_rank} on {host} exited on signal {signal}",
+        phrases=("mpirun noticed that process rank",),
+        convert={"failed_rank": int, "pid": int, "signal": int},
+        examples=("mpirun noticed that process rank 3 with PID 1234 on node gpu-node-7 exited on signal 9 (Killed).",),
+        near_misses=("mpirun: process rank 3 with PID 1234 started on node gpu-node-7",),
+    ),
+    Signature(
+        name="mpirun-nonzero-exit",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(
+            r"mpirun detected that one or more processes exited with non-zero status"
+            r"(?:[\s\S]*?Process name: \[\[\d+,\d+\],(?P<failed_rank>\d+)\])?(?:[\s\S]*?Exit code:\s*(?P<exit_code>-?\d+))?"
+        ),
+        summary="mpirun: a rank exited with a non-zero status",
+        phrases=("mpirun detected that one or more processes exited with non-zero status",),
+        convert={"failed_rank": int, "exit_code": int},
+        examples=(
+            "mpirun detected that one or more processes exited with non-zero status, thus causing\nthe job to be"
+            " terminated. The first process to do so was:\n\n  Process name: [[41593,1],3]\n  Exit code:    1",
+        ),
+        near_misses=("mpirun: all processes exited with status 0",),
+    ),
+    Signature(
+        name="sigterm-received",
+        kind=Kind.SIGTERM_RECEIVED,
+        pattern=_c(
+            r"\b(?:[Rr]eceived|[Gg]ot|[Cc]aught) (?:signal )?(?:Signals\.)?SIGTERM\b|\bSIGTERM received\b"
+            r"|\b[Rr]eceived signal 15\b"
+        ),
+        summary="received SIGTERM",
+        phrases=("received SIGTERM", "got SIGTERM", "caught SIGTERM", "SIGTERM received", "received signal 15"),
+        fixed={"signal": "SIGTERM"},
+        examples=("Received SIGTERM, saving emergency checkpoint and exiting", "[trainer] caught SIGTERM; exiting"),
+        near_misses=("installing handler for SIGTERM",),
+    ),
+    Signature(
+        name="checkpoint-megatron",
+        kind=Kind.CHECKPOINT_SAVED,
+        pattern=_c(r"successfully saved checkpoint (?:from|at) iteration\s+(?P<step>\d+) to (?P<path>\S+)"),
+        summary="checkpoint saved at step {step}",
+        phrases=("successfully saved checkpoint",),
+        extract=_checkpoint,
+        examples=("  successfully saved checkpoint from iteration    2000 to /checkpoints/llama-70b [ t 1/8, p 1/4 ]",),
+        near_misses=("saving checkpoint at iteration    2000 to /checkpoints/llama-70b",),
+    ),
+    Signature(
+        name="checkpoint-deepspeed",
+        kind=Kind.CHECKPOINT_SAVED,
+        pattern=_c(r"Checkpoint global_step(?P<step>\d+) is ready now"),
+        summary="checkpoint saved at step {step}",
+        phrases=("is ready now",),
+        extract=_checkpoint,
+        examples=(
+            "[2024-03-01 10:00:00,000] [INFO] [engine.py:3488:_save_zero_checkpoint] [Torch] Checkpoint global_step1000 is ready now!",
+        ),
+        near_misses=("[Torch] Checkpoint global_step1000 is about to be saved!",),
+    ),
+    Signature(
+        name="checkpoint-hf-trainer",
+        kind=Kind.CHECKPOINT_SAVED,
+        pattern=_c(r"Saving model checkpoint to (?P<path>\S*checkpoint-(?P<step>\d+)\S*)"),
+        summary="checkpoint saved at step {step}",
+        phrases=("Saving model checkpoint to",),
+        extract=_checkpoint,
+        examples=(
+            "[INFO|trainer.py:3305] 2024-05-02 10:01:02,123 >> Saving model checkpoint to /output/checkpoint-500",
+        ),
+        near_misses=("Loading model checkpoint from /output/checkpoint-500",),
+    ),
+    Signature(
+        name="checkpoint-lightning",
+        kind=Kind.CHECKPOINT_SAVED,
+        pattern=_c(r"global step (?P<step>\d+):[^\n]{0,512}?saving model to '(?P<path>[^'\n]+)'"),
+        summary="checkpoint saved at step {step}",
+        phrases=("saving model to",),
+        extract=_checkpoint,
+        examples=(
+            "Epoch 3, global step 1000: 'val_loss' reached 0.51234 (best 0.51234), saving model to"
+            " '/ckpt/epoch=3-step=1000.ckpt' as top 1",
+        ),
+        near_misses=("Epoch 3, global step 1000: 'val_loss' was not in top 1",),
+    ),
+    Signature(
+        name="checkpoint-generic",
+        kind=Kind.CHECKPOINT_SAVED,
+        pattern=_c(r"(?<![Nn]o )(?<![Nn]ot )\b(?:[Cc]heckpoint (?:saved|written)|[Ss]aved (?:a |the )?checkpoint)\b"),
+        summary="checkpoint saved",
+        phrases=(
+            "checkpoint saved",
+            "checkpoint written",
+            "saved checkpoint",
+            "saved a checkpoint",
+            "saved the checkpoint",
+        ),
+        extract=_checkpoint,
+        examples=(
+            "Saved checkpoint to /ckpt/llama/step_1200 (step=1200)",
+            "checkpoint saved: gs://bucket/run7/iter_0004000",
+        ),
+        near_misses=("Failed to save checkpoint to /ckpt/llama/step_1200: No space left on device",),
+    ),
+    Signature(
+        name="nic-link-down",
+        kind=Kind.NETWORK_ERROR,
+        pattern=_c(r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
+        summary="network link down on {device}",
+        phrases=("Link is Down", "Link down"),
+        examples=(
+            "ice 0000:17:00.0 ens1f0: NIC Link is Down",
+            "mlx5_core 0000:0c:00.0 ibp12s0: Link down",
+        ),
+        near_misses=("ice 0000:17:00.0 ens1f0: NIC Link is Up, 100 Gbps Full Duplex",),
+    ),
+    Signature(
+        name="mlx5-cable-error",
+        kind=Kind.NETWORK_ERROR,
+        pattern=_c(
+            r"mlx5_core (?P<device>[0-9a-fA-F:.]{1,32}):[^\n]{0,256}?Port module event\[error\]: module (?P<module>\d+), "
+            r"(?P<detail>[^,\n]+)"
+        ),
+        summary="NIC {device} port module error: {detail}",
+        phrases=("Port module event",),
+        convert={"module": int},
+        examples=(
+            "mlx5_core 0000:0c:00.0: mlx5_port_module_event:1162:(pid 0): Port module event[error]: module 0, Cable"
+            " error, Bus stuck (I2C or data shorted)",
+        ),
+        near_misses=(
+            "mlx5_core 0000:0c:00.0: mlx5_port_module_event:1154:(pid 0): Port module event: module 0, Cable plugged",
+        ),
+    ),
+    Signature(
+        name="netdev-watchdog",
+        kind=Kind.NETWORK_ERROR,
+        pattern=_c(r"NETDEV WATCHDOG: (?P<device>\S+) \((?P<driver>[^)]+)\): transmit queue (?P<queue>\d+) timed out"),
+        summary="NIC {device} transmit queue {queue} timed out",
+        phrases=("NETDEV WATCHDOG",),
+        convert={"queue": int},
+        examples=("NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms",),
+        near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
+    ),
+    # --- node agents: what they print about the node a pod runs on ---
+    Signature(
+        # aws-node-termination-handler: the drain event it acts on, as a Go struct ("Got drain event from channel
+        # {...} {EventID:spot-itn-... Kind:SPOT_ITN ...}", v1.x) or in its event store's JSON ("Kind":"SPOT_ITN")
+        name="nth-spot-interruption",
+        kind=Kind.SPOT_INTERRUPTION,
+        pattern=_c(r"""Kind"?:"?(?P<event_type>SPOT_ITN)\b"""),
+        summary="aws-node-termination-handler: spot interruption notice",
+        phrases=("SPOT_ITN",),
+        wildcards=("?*spot_itn",),  # the struct form "Kind:SPOT_ITN" is one token to the analyzer
+        fixed={"provider": "aws", "action": "spot-interruption"},
+        examples=(
+            "2020/04/28 23:00:46 Got drain event from channel {InstanceID:i-027a7181c7dcdf2ff} {EventID:spot-itn-18"
+            " Kind:SPOT_ITN Description:Spot ITN received. Instance will be interrupted at 2020-04-28T23:02:46.246Z",
+        ),
+        near_misses=("monitoring for SPOT_ITN events is disabled (enableSpotInterruptionDraining=false)",),
+    ),
+    Signature(
+        name="nth-scheduled-event",
+        kind=Kind.MAINTENANCE_NOTICE,
+        pattern=_c(
+            r"""Kind"?:"?(?P<event_type>SCHEDULED_EVENT)\b[^\n]{0,300}?Description"?:"?(?P<text>[^"\n]{1,200})"""
+        ),
+        summary="aws-node-termination-handler: EC2 scheduled event: {text}",
+        phrases=("SCHEDULED_EVENT",),
+        wildcards=("?*scheduled_event",),
+        fixed={"provider": "aws"},
+        examples=(
+            '{"event":{"EventID":"instance-event-0c6a1ed93bfc96fd4","Kind":"SCHEDULED_EVENT","Description":'
+            '"instance-stop will occur between 28 Dec 2020 06:00:00 GMT and  because The instance is running on'
+            ' degraded hardware\\n","State":"active"},"message":"Adding new event to the event store"}',
+        ),
+        near_misses=("monitoring for SCHEDULED_EVENT events is enabled",),
+    ),
+    Signature(
+        # Karpenter's interruption controller (controller.interruption): the SQS message it acts on
+        name="karpenter-interruption",
+        kind=Kind.SPOT_INTERRUPTION,
+        pattern=_c(r""""?messageKind"?[:=] ?"?(?P<event_type>SpotInterruptionKind)\b"""),
+        summary="Karpenter: spot interruption, cordon and drain",
+        phrases=("SpotInterruptionKind",),
+        fixed={"provider": "aws", "action": "spot-interruption"},
+        examples=(
+            '2023-06-12T11:47:23.814Z\tDEBUG\tcontroller.interruption\tremoving offering from offerings\t{"messageKind":'
+            ' "SpotInterruptionKind", "action": "CordonAndDrain", "capacity-type": "spot"}',
+        ),
+        near_misses=('{"messageKind": "RebalanceRecommendationKind", "action": "NoAction"}',),
+    ),
+    Signature(
+        # Azure IMDS Scheduled Events as agents and harnesses log them (JSON or a Python dict): an event its owner
+        # asked for (EventSource "User": "restarted as requested by authorized user") is a deliberate stop, not
+        # the platform's maintenance
+        name="azure-scheduled-event-user",
+        kind=Kind.POD_DELETED,
+        pattern=_c(
+            r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Freeze|Terminate|Preempt)['"]"""
+            r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]User['"]"""
+        ),
+        summary="the VM's owner asked for a {event_type} (Azure scheduled event from the user)",
+        phrases=("EventSource",),
+        fixed={"by": "user", "provider": "azure"},
+        examples=(
+            "Unhandled Azure scheduled event: {'EventId': 'CA9C0DC4', 'EventStatus': 'Scheduled', 'EventType':"
+            " 'Reboot', 'ResourceType': 'VirtualMachine', 'Description': 'Virtual machine is going to be restarted as"
+            " requested by authorized user.', 'EventSource': 'User', 'DurationInSeconds': -1}",
+        ),
+        near_misses=(
+            "{'EventType': 'Reboot', 'EventSource': 'Platform', 'NotBefore': 'Thu, 16 Mar 2023 14:01:28 GMT'}",
+        ),
+    ),
+    Signature(
+        name="azure-scheduled-event",
+        kind=Kind.MAINTENANCE_NOTICE,
+        pattern=_c(
+            r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Freeze|Terminate|Preempt)['"]"""
+            r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]Platform['"]"""
+        ),
+        summary="Azure scheduled event: {event_type}",
+        phrases=("EventSource",),
+        fixed={"provider": "azure"},
+        examples=("{'EventType': 'Reboot', 'EventSource': 'Platform', 'NotBefore': 'Thu, 16 Mar 2023 14:01:28 GMT'}",),
+        near_misses=("{'EventType': 'Reboot', 'EventSource': 'User'}",),
+    ),
+    Signature(
+        # torch.distributed.elastic's worker status events (events/__init__.py, "torchelastic.worker.status.<STATE>"
+        # with the run's metadata): SUCCEEDED is the run finishing well
+        name="torchelastic-status-succeeded",
+        kind=Kind.JOB_COMPLETED,
+        pattern=_c(r"torchelastic\.worker\.status\.SUCCEEDED"),
+        summary="torchelastic: the workers finished (SUCCEEDED)",
+        phrases=("torchelastic.worker.status.SUCCEEDED",),
+        examples=('{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0}',),
+        near_misses=('{"name": "torchelastic.worker.status.FAILED", "source": "AGENT", "raw_error": "..."}',),
+    ),
+    Signature(
+        # the node lifecycle controller's event, as klog writes it ("Event occurred" object=... reason="NodeNotReady")
+        name="node-controller-not-ready",
+        kind=Kind.NODE_NOT_READY,
+        pattern=_c(r'Event occurred\\?"[^\n]{0,400}?reason=\\?"(?P<reason>NodeNotReady)\\?"'),
+        summary="the node controller marked the node NotReady",
+        phrases=("Event occurred",),
+        examples=(
+            'I0901 00:25:09.311469       1 event.go:291] "Event occurred" object="kube-system/coredns-f9fd979d6-w9lb9"'
+            ' kind="Pod" apiVersion="v1" type="Warning" reason="NodeNotReady" message="Node is not ready"',
+        ),
+        near_misses=(
+            'I0901 00:25:09.311469 1 event.go:291] "Event occurred" reason="NodeReady" message="Node is ready"',
+        ),
+    ),
+    Signature(
+        # nvidia-smi -q's ECC section as a job prints it before or after a failure: Ampere and later count
+        # "SRAM Uncorrectable Parity / SEC-DED" and "DRAM Uncorrectable"; only a non-zero count is a fault
+        name="nvsmi-uncorrectable-count",
+        kind=Kind.GPU_ECC_DBE,
+        pattern=_c(
+            r"(?P<memory>SRAM|DRAM) Uncorrectable(?: Parity| SEC-DED)?[ \t]{0,40}: (?P<increase>[1-9]\d{0,9})\b"
+        ),
+        summary="{memory} uncorrectable ECC errors: {increase}",
+        phrases=("SRAM Uncorrectable", "DRAM Uncorrectable"),
+        convert={"increase": int},
+        examples=(
+            "        SRAM Uncorrectable Parity         : 0\n        SRAM Uncorrectable SEC-DED        : 0\n"
+            "        DRAM Correctable                  : 0\n        DRAM Uncorrectable                : 2",
+        ),
+        near_misses=("        SRAM Uncorrectable Parity         : 0\n        DRAM Uncorrectable                : 0",),
+    ),
+    Signature(
+        # nvidia-smi -q "Clocks Event Reasons" (R535+; "Clocks Throttle Reasons" before): an active hardware or
+        # thermal slowdown
+        name="nvsmi-thermal-slowdown",
+        kind=Kind.GPU_THERMAL,
+        pattern=_c(r"(?P<reason>HW Thermal Slowdown|SW Thermal Slowdown|HW Slowdown)[ \t]{0,40}: Active\b"),
+        summary="GPU clocks slowed down: {reason} active",
+        phrases=("Thermal Slowdown", "HW Slowdown"),
+        examples=(
+            "        HW Slowdown                       : Active\n            HW Thermal Slowdown           : Active",
+        ),
+        near_misses=("        HW Slowdown                       : Not Active",),
+    ),
+    Signature(
+        # DCGM's health watches and diagnostics ("GPU %u Thermal violations totaling %.1f seconds started at ...",
+        # DCGM_FR_CLOCK_THROTTLE_THERMAL "Clocks are being throttled for GPU %u because of clock throttling
+        # starting %.1f seconds into the test. Reason: HW Slowdown / Thermal") and nvidia-smi's clock event reasons.
+        name="dcgm-thermal-violation",
+        kind=Kind.GPU_THERMAL,
+        pattern=_c(
+            r"GPU (?P<gpu>\d{1,2}) Thermal violations totaling (?P<seconds>[\d.]{1,12}) ?second"
+            r"|[Cc]locks? (?:are being throttled|throttl\w{0,3}) for GPU (?P<gpu2>\d{1,2})[^\n]{0,160}?"
+            r"(?P<reason>HW Slowdown|HW Thermal Slowdown|SW Thermal Slowdown|[Tt]hermal)"
+        ),
+        summary="GPU thermal violation: {line}",
+        phrases=("Thermal violations totaling", "clocks are being throttled", "clock throttling"),
+        extract=_whole,
+        examples=(
+            "| Warning                   | GPU 0 Thermal violations totaling 13.3 second  |",
+            "Clocks are being throttled for GPU 3 because of clock throttling starting 2.0 seconds into the test."
+            " Reason: HW Slowdown",
+        ),
+        near_misses=("GPU 0 Thermal violations totaling 0 events: thresholds unchanged by policy",),
+    ),
+    Signature(
+        # torch.distributed.elastic: the rendezvous closed because another node's agent left or failed; this
+        # node's workers are stopped with it
+        name="torchelastic-rendezvous-closed",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=_c(r"(?:torch\.distributed\.elastic\.rendezvous\.api\.)?RendezvousClosedError"),
+        summary="torchelastic: the rendezvous was closed by another node",
+        phrases=("RendezvousClosedError",),
+        examples=("torch.distributed.elastic.rendezvous.api.RendezvousClosedError",),
+        near_misses=("rendezvous closed cleanly after the run completed",),
+    ),
+    Signature(
+        name="python-traceback",
+        kind=Kind.APP_EXCEPTION,
+        pattern=_c(r"Traceback \(most recent call last\):"),
+        summary="{exception}: {message}",
+        phrases=("Traceback most recent call last",),
+        extract=_traceback,
+        examples=(
+            'Traceback (most recent call last):\n  File "/workspace/train.py", line 412, in <module>\n    main()\n'
+            '  File "/workspace/data.py", line 88, in collate\n    ids = [s["input_ids"] for s in samples]\n'
+            "KeyError: 'input_ids'",
+        ),
+        near_misses=("printing the most recent call, last step took 3.1s",),
+    ),
+    Signature(
+        name="python-exception-line",
+        kind=Kind.APP_EXCEPTION,
+        pattern=_FINAL,
+        summary="{exception}: {message}",
+        wildcards=("?*error", "?*exception", "?*interrupt", "?*failure"),
+        examples=("KeyError: 'input_ids'", "[rank3]: ValueError: expected sequence of length 4096 at dim 1 (got 4095)"),
+        near_misses=("ERROR: could not connect to the metrics endpoint", "step=100 loss=2.3 error_rate=0.01"),
+    ),
+)
+
+
+BY_NAME: Mapping[str, Signature] = {s.name: s for s in SIGNATURES}
+
+# Xids the NVIDIA catalog files under application faults or bookkeeping (resolution IGNORE / RESTART_APP, see
+# the reference Xid catalog) are not the hardware emergency the GPU_XID default (critical) says.
+XID_SEVERITY: Mapping[int, Severity] = {
+    13: Severity.ERROR,  # graphics engine exception: usually an application out-of-range access
+    31: Severity.ERROR,  # GPU memory page fault: usually an application bug
+    43: Severity.WARNING,  # GPU stopped processing: an application fault, the GPU stays healthy
+    45: Severity.WARNING,  # preemptive cleanup after another error (follow the other Xid)
+    63: Severity.WARNING,  # row remapping / page retirement recorded
+    92: Severity.WARNING,  # high single-bit ECC error rate (corrected)
+    94: Severity.ERROR,  # contained ECC error: one application affected
+    121: Severity.INFO,  # corrected C2C errors
+    154: Severity.WARNING,  # recovery action changed: summarizes another Xid
+}

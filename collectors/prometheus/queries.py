@@ -1,0 +1,294 @@
+"""PromQL for discovery and for round 1 of collection: which of the scope's series could hold an edge at all.
+
+Pure: no I/O. Every query is limited to the scope's nodes, GPUs and pods, and kept under 15 KB (VictoriaMetrics
+refuses queries over 16 KiB by default): long ``or`` lists are split into several queries.
+
+Collection works in cheap rounds, so a quiet GPU costs nothing however long the window:
+1. whole-window instant queries at the window's end (``changes()``, ``max_over_time()``, ``min_over_time()``),
+   one tagged part per signal, name the GPUs and nodes that could hold an edge of *that* signal (``Targets``):
+   a GPU whose utilization collapsed is not also searched for Xid edges;
+2. the edges themselves, coarse to fine (``edges``);
+3. last-seen times of GPUs that stopped reporting: the GPUs seen in the window come from the label-values API
+   (the index, no samples read), those still there from an instant query; the others' last samples from
+   ``timestamp()`` at a 5-minute step (exact: any step under the lookback sees a series' last sample).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+from whathappened.collectors.prometheus.edges import Targets, pod_matcher
+from whathappened.collectors.prometheus.events import EXPORTER_POD
+from whathappened.collectors.prometheus.promql import (
+    CANONICAL,
+    DCGM_NODE_LABELS,
+    EXPORTED_WORKLOAD,
+    METRIC,
+    Selectors,
+    Spelling,
+    escape,
+    named,
+    quote,
+    regex_union,
+)
+from whathappened.collectors.prometheus.series import sanitize_label
+from whathappened.collectors.prometheus.signals import (
+    FB_NEAR_FULL,
+    LOOKBACK_S,
+    PRESENCE_METRIC,
+    SIGNALS,
+    UTIL_COLLAPSE,
+    UTIL_LOW,
+    Mode,
+    Where,
+    fb_threshold_mib,
+)
+from whathappened.collectors.prometheus.vocab import canonical_metric, every_name
+
+MIN_STEP_S = 15
+# Every label a dcgm-exporter series may name its pod with (see events.dcgm_pod): kept by aggregations.
+DCGM_POD_LABELS = "pod, namespace, pod_name, pod_namespace, exported_pod, exported_namespace"
+# The presence metric in every name dcgm-exporter gives it (current, 1.x-compatibility)
+PRESENCE_NAMES = every_name(PRESENCE_METRIC)
+PRESENCE_STEP_S = 300  # the lookback: any step up to it sees every series' last sample
+MAX_POINTS = 10_000  # Prometheus refuses range queries over 11,000 points per series
+
+__all__ = ["LOOKBACK_S", "pick_step"]
+
+
+def pick_step(window_seconds: float) -> int:
+    """15 s (no longer than common scrape intervals, so edges keep their sample times) or longer for long windows."""
+    return max(MIN_STEP_S, math.ceil(window_seconds / MAX_POINTS / MIN_STEP_S) * MIN_STEP_S)
+
+
+# --- discovery ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PodMatch:
+    """The experiment's pods as PromQL: by label value (any of the keys) or by the owner's name. The keys'
+    order is applied afterwards (``discover_from_series``), so these queries return every candidate's labels."""
+
+    experiment: str
+    namespace: str | None
+    label_keys: tuple[str, ...]
+    window: str
+
+    def selectors(self, metric: str, extra: str = "") -> list[str]:
+        """In a namespace, one selector per spelling of the workload's namespace label (``exported_namespace``
+        when kube-state-metrics is scraped without honorLabels); without one, a single selector finds both."""
+        spellings = (CANONICAL.workload[0], EXPORTED_WORKLOAD[0]) if self.namespace else ("",)
+        return [
+            "{"
+            + ",".join(p for p in (f'__name__="{metric}"', ns and f"{ns}={quote(self.namespace or '')}", extra) if p)
+            + "}"
+            for ns in spellings
+        ]
+
+    def found(self) -> str:
+        """The candidates in one query: kube_pod_labels where a key holds the experiment's name, kube_pod_info
+        where the owner is named like it, each tagged with its metric in ``__metric``. Reads only their series."""
+        value = quote(self.experiment)
+        parts = [
+            named(f"last_over_time({selector}[{self.window}])", "kube_pod_labels")
+            for k in self.label_keys
+            for selector in self.selectors("kube_pod_labels", f"{sanitize_label(k)}={value}")
+        ]
+        parts += [
+            named(f"last_over_time({selector}[{self.window}])", "kube_pod_info")
+            for selector in self.selectors("kube_pod_info", f"created_by_name={value}")
+        ]
+        return " or ".join(parts)
+
+    def candidates(self) -> str:
+        """The experiment names the pods in scope carry, when none is the one asked for."""
+        by = ",".join(sanitize_label(k) for k in self.label_keys)
+        found = " or ".join(f"last_over_time({s}[{self.window}])" for s in self.selectors("kube_pod_labels"))
+        return f"count by ({by}) ({found})"
+
+
+def _pods_selector(metric: str, pods: Sequence[tuple[str, str]], spelling: Spelling) -> str:
+    return "{" + f'__name__="{metric}",{pod_matcher(pods, spelling)}' + "}"
+
+
+def pods_series_query(metric: str, pods: Sequence[tuple[str, str]], window: str, spelling: Spelling = CANONICAL) -> str:
+    """Each of these pods' series of a kube-state-metrics family over the window (a superset for many pods)."""
+    return f"last_over_time({_pods_selector(metric, pods, spelling)}[{window}])"
+
+
+def pods_alive_query(pods: Sequence[tuple[str, str]], spelling: Spelling = CANONICAL) -> str:
+    """At the window's end: the last kube_pod_info sample of each pod still there (exact: a plain selector)."""
+    return f"timestamp({_pods_selector('kube_pod_info', pods, spelling)})"
+
+
+def pods_active_query(pods: Sequence[tuple[str, str]], wider: str, window: str, spelling: Spelling = CANONICAL) -> str:
+    """Pods whose phase or restart count changed, or that appeared, in the window: only these get edge queries.
+    Many pods are matched by their names' common prefix (a superset; pods outside the scope are dropped later)."""
+    matcher = pod_matcher(pods, spelling)
+
+    def selector(name: str, extra: str = "") -> str:
+        return "{" + ",".join(p for p in (f'__name__="{name}"', matcher, extra) if p) + "}"
+
+    return _active(selector, wider, window, spelling.pod_by)
+
+
+def exporter_pods_query(nodes: Sequence[str], window: str, spelling: Spelling) -> str:
+    """The dcgm-exporter pods on these nodes as kube-state-metrics saw them: where an exporter that writes its own
+    pod's name into its node label runs."""
+    _, pod = spelling.workload
+    selector = f'{{__name__="kube_pod_info",node=~{quote(regex_union(nodes))},{pod}=~".*{EXPORTER_POD}.*"}}'
+    return f"last_over_time({selector}[{window}])"
+
+
+def workload_spelling_query(pods: Sequence[tuple[str, str]], window: str) -> str:
+    """Whether kube-state-metrics reaches this server without honorLabels (its pod series then name the workload
+    ``exported_pod``): asked only when discovery found no pod series to tell."""
+    exported = Spelling(workload=EXPORTED_WORKLOAD)
+    return f"group(last_over_time({_pods_selector('kube_pod_info', pods, exported)}[{window}]))"
+
+
+# Every phase change moves one of these (Pending alone is covered by the pod appearing): 3 of 5 series to read.
+RUN_PHASES = 'phase=~"Running|Succeeded|Failed"'
+
+
+def _active(selector: Callable[..., str], wider: str, window: str, by: str) -> str:
+    """``wider`` reaches one lookback before the window (a change at its first sample); ``window`` back from the
+    end is the window's start, where a pod that was already there has a sample."""
+    info = selector("kube_pod_info")
+    return (
+        f"group by ({by}) (changes({selector('kube_pod_status_phase', RUN_PHASES)}[{wider}]) > 0)"
+        f" or group by ({by}) (changes({selector('kube_pod_container_status_restarts_total')}[{wider}]) > 0)"
+        f" or group by ({by}) (last_over_time({info}[{window}]) unless last_over_time({info}[{LOOKBACK_S:g}s] offset {window}))"
+    )
+
+
+def last_seen_query(selector: str, by: str) -> str:
+    """Range query at PRESENCE_STEP_S: the max of the returned values per series is its last sample time."""
+    return f"max by ({by}) (timestamp({selector}))"
+
+
+# --- collection: round 1, flags ------------------------------------------------------------------------------------
+
+
+# --- collection: round 1, flags ------------------------------------------------------------------------------------
+
+
+def families_match(sel: Selectors) -> list[str]:
+    """``match[]`` selectors for the label-values API: which watched metrics exist for these nodes and pods."""
+    nodes, hosts = quote(regex_union(sel.nodes)), quote(regex_union(sel.spelling.hosts_of(sel.nodes)))
+    out = [f'{{__name__=~"DCGM_.+|dcgm_.+",{label}=~{hosts}}}' for label in DCGM_NODE_LABELS]
+    out.append(f'{{__name__=~"kube_node_.+|whathappened_node_.+",node=~{nodes}}}')
+    if sel.pods:
+        out.append(Selectors((), sel.pods, sel.spelling).pod("kube_pod_.+"))
+    return out
+
+
+def gpus_last_seen_query(nodes: Sequence[str]) -> str:
+    """At the window's end: each GPU's latest dcgm sample (those still reporting), with its node and model; one
+    part per node-label spelling, which also tells which node label and UUID label this exporter uses."""
+    return " or ".join(
+        f"max by ({label}, modelName, UUID, uuid) "
+        f"(timestamp({Selectors(tuple(nodes), (), CANONICAL.on_node_label(label)).gpu(PRESENCE_NAMES)}))"
+        for label in DCGM_NODE_LABELS
+    )
+
+
+def spelling_of(gpus: Iterable[Mapping[str, Any]], present: Iterable[str], spelling: Spelling) -> Spelling:
+    """``spelling`` with the exporter's node label, UUID label and metric names as its series show them (the
+    raw answers of ``gpus_last_seen_query`` and the names present)."""
+    labels = [item.get("metric", {}) for item in gpus]
+    node_label = next((k for lab in labels for k in DCGM_NODE_LABELS if k in lab), "Hostname")
+    uuid = "uuid" if any("uuid" in lab and "UUID" not in lab for lab in labels) else "UUID"
+    names = {canonical_metric(n): n for n in present if canonical_metric(n) != n}
+    return replace(spelling, node_label=node_label, uuid=uuid, names=MappingProxyType(names))
+
+
+def nodes_last_seen(gpus: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per node (and model): the latest of its GPUs' last samples, what a vanished GPU is compared with."""
+    latest: dict[tuple[tuple[str, str], ...], float] = {}
+    for item in gpus:
+        labels = {k: v for k, v in item.get("metric", {}).items() if k != "UUID"}
+        key = tuple(sorted(labels.items()))
+        latest[key] = max(latest.get(key, float("-inf")), float(item["value"][1]))
+    return [{"metric": dict(key), "value": [at, str(at)]} for key, at in latest.items()]
+
+
+def gpus_seen_match(nodes: Sequence[str]) -> list[str]:
+    """``match[]`` for the label-values API: the GPUs (UUID) that reported on these nodes, in any label spelling."""
+    return [
+        Selectors(tuple(nodes), (), CANONICAL.on_node_label(label)).gpu(PRESENCE_NAMES) for label in DCGM_NODE_LABELS
+    ]
+
+
+def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iterable[str]) -> list[str]:
+    """Instant-query parts naming, per signal (in ``__metric``), the GPUs (UUID and node) and nodes that could
+    hold an edge of it at all."""
+    have = set(present)
+    gpu_by = f"{sel.spelling.uuid}, {sel.node_label}"
+    parts: list[str] = []
+    for signal in SIGNALS:
+        if signal.metric not in have or signal.where is Where.POD:
+            continue
+        if signal.where is Where.GPU:
+            selector, by = sel.gpu(escape(signal.metric)), gpu_by
+        else:
+            selector, by = sel.node(escape(signal.metric), signal.match), "node"
+        if signal.mode is Mode.RISE and signal.where is Where.GPU:
+            parts.append(
+                named(f"group by ({by}) (max_over_time({selector}[{window}]) > {signal.threshold:g})", signal.metric)
+            )
+            continue
+        found = [f"group by ({by}) (changes({selector}[{window}]) > 0)"]
+        if signal.where is Where.GPU:
+            # dcgm-exporter may label the Xid gauge with err_code: each new value is a new, constant series
+            coded = sel.gpu(escape(signal.metric), 'err_code!~"|0"')
+            found.append(f"group by ({by}) (last_over_time({coded}[{window}]))")
+        if signal.mode is Mode.RISE:
+            found.append(
+                f"group by ({by}) (last_over_time({selector}[{window}]) unless last_over_time({selector}[{LOOKBACK_S:g}s] offset {window}))"
+            )
+        parts.append(named(" or ".join(found), signal.metric))
+    if "DCGM_FI_DEV_GPU_UTIL" in have:
+        # A collapse needs an idle sample while one of the pods held the GPU (util_drop reports nothing else);
+        # the busy half is left to the edge queries (a second pass costs as much).
+        for pod_label in ("pod", "pod_name"):
+            util = sel.gpu("DCGM_FI_DEV_GPU_UTIL", f'{pod_label}!=""')
+            parts.append(named(f"group by ({gpu_by}) (min_over_time({util}[{window}]) <= {UTIL_LOW:g})", UTIL_COLLAPSE))
+    if "DCGM_FI_DEV_FB_USED" in have:
+        for model in sorted(set(models)):
+            threshold = fb_threshold_mib(model)
+            if threshold is not None:
+                fb = sel.gpu("DCGM_FI_DEV_FB_USED", f"modelName={quote(model)}")
+                parts.append(
+                    named(f"group by ({gpu_by}) (max_over_time({fb}[{window}]) >= {threshold:g})", FB_NEAR_FULL)
+                )
+    return parts
+
+
+def targets_of(
+    results: Iterable[Mapping[str, Any]], node_label: str, pods: Sequence[tuple[str, str]], present: Iterable[str]
+) -> Targets:
+    """Round 1's answers as Targets; every present pod signal is a target for the pods that changed at all."""
+    gpus: dict[str, set[str]] = {}
+    nodes: dict[str, set[str]] = {}
+    where_node: dict[str, str] = {}
+    for item in results:
+        labels = item.get("metric", {})
+        metric = labels.get(METRIC, "")
+        if labels.get("UUID"):
+            gpus.setdefault(metric, set()).add(labels["UUID"])
+            where_node[labels["UUID"]] = labels.get(node_label, "")
+        elif labels.get("node"):
+            nodes.setdefault(metric, set()).add(labels["node"])
+    have = set(present)
+    pod_signals = [s.metric for s in SIGNALS if s.where is Where.POD and s.metric in have] if pods else []
+    return Targets(
+        MappingProxyType({m: frozenset(k) for m, k in gpus.items()}),
+        MappingProxyType({m: frozenset(k) for m, k in nodes.items()}),
+        MappingProxyType({m: frozenset(pods) for m in pod_signals}),
+        MappingProxyType(where_node),
+    )
