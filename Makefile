@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 APT_PACKAGES := prometheus victoria-metrics chromium
 
-.PHONY: demo test acceptance dist install dev system-deps lint typecheck unit bench dashboards clean
+.PHONY: demo test acceptance dist install dev system-deps lint typecheck unit bench dashboards schema clean
 
 # Quiet installs: the user sees the report, not pip's progress or setuptools' notices (warnings are silenced for
 # the install commands only, down to the build backend they start); pip still prints its errors (-qq: errors only,
@@ -77,6 +77,10 @@ bench: dev system-deps
 
 dashboards: install
 	$(BIN)/whathappened dashboards generate --out dashboards/
+
+# the shipped JSON Schema's cause and category enums, from the cause table (correlate/causes.py)
+schema: install
+	$(PY) -c 'from whathappened.render.jsonout import write_schema; write_schema()'
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

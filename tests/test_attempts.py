@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from tests.correlate_builders import START, at, ev, exited, pod, scope_of, timeline_of
-from whathappened.attempts import INDEX_LABEL, RESTART_LABEL, attempts_of, restart_waves
+from whathappened.correlate.incidents import INDEX_LABEL, RESTART_LABEL, attempts_of, restart_waves
 from whathappened.explain import assemble
 from whathappened.gather import Gathered
 from whathappened.kinds import Kind

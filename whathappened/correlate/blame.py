@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from whathappened.correlate import templates
 from whathappened.correlate.causes import NO_FAULT, cause
 from whathappened.correlate.evidence import SKEW, Finding, text_of
-from whathappened.correlate.fate import Fate
+from whathappened.correlate.fates import Fate
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 

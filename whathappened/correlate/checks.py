@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from whathappened.correlate import words
 from whathappened.correlate.evidence import (
@@ -28,12 +27,10 @@ from whathappened.correlate.evidence import (
     in_time_order,
     text_of,
 )
-from whathappened.correlate.fate import BURST, TERMINAL, is_about
+from whathappened.correlate.fates import BURST, TERMINAL, is_about
+from whathappened.correlate.rule import Rule
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
-
-if TYPE_CHECKING:
-    from whathappened.correlate.rules import Rule
 
 NOTICE_LOOKBACK = timedelta(days=7)  # scheduled maintenance is announced up to days ahead
 SPOT_LOOKBACK = timedelta(minutes=30)  # spot notices come 30 s (Azure, GCP) to 2 min (AWS) ahead

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from whathappened.correlate.fate import BURST, TERMINAL, Fate, is_about
+from whathappened.correlate.fates import BURST, TERMINAL, Fate, is_about
 from whathappened.correlate.index import TimelineIndex
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent

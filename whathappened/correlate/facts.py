@@ -8,7 +8,7 @@ from typing import Any
 
 from whathappened.correlate import templates
 from whathappened.correlate.evidence import Finding, xid_of
-from whathappened.correlate.fate import Fate, evicted_by_api
+from whathappened.correlate.fates import Fate, evicted_by_api
 from whathappened.model import NodeInfo, TimelineEvent
 from whathappened.textclip import clip
 

@@ -23,7 +23,7 @@ from whathappened.correlate.facts_text import (
     pci_text,
     size,
 )
-from whathappened.correlate.fate import Fate
+from whathappened.correlate.fates import Fate
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, TimelineEvent
 

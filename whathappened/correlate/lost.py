@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from whathappened.correlate.fate import Fate
+from whathappened.correlate.fates import Fate
 from whathappened.kinds import Kind
 from whathappened.model import LostWork, TimelineEvent
 from whathappened.scope import Scope

@@ -12,8 +12,10 @@ import json
 from collections.abc import Mapping
 from datetime import datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from whathappened.correlate.causes import CAUSES
 from whathappened.correlate.hang import sentence
 from whathappened.model import Attempt, Hang, LostWork, NodeInfo, PodInfo, Report, SourceReport, TimelineEvent, Verdict
 from whathappened.render.answer import retryable
@@ -22,11 +24,40 @@ from whathappened.timeutils import isoformat
 SCHEMA_ID = "whathappened/v1"
 
 
+SCHEMA_FILE = "schema/whathappened-v1.schema.json"
+
+
 def schema() -> dict[str, Any]:
-    """The JSON Schema of the document, shipped as package data."""
-    text = resources.files("whathappened").joinpath("schema/whathappened-v1.schema.json").read_text()
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    """The JSON Schema of the document: the shipped file, its cause and category enums from the cause table, the
+    one place a cause is declared (tests/test_causes.py keeps the shipped file equal to this; ``make schema``
+    writes it)."""
+    text = resources.files("whathappened").joinpath(SCHEMA_FILE).read_text()
+    return with_causes(json.loads(text))
+
+
+def with_causes(document: dict[str, Any]) -> dict[str, Any]:
+    """The schema with its cause enum (``$defs.cause``) and its category enum set from the cause table, in the
+    table's order."""
+    categories = list(dict.fromkeys(row.category for row in CAUSES.values()))
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "infrastructure" in (node.get("enum") or ()):
+                return {**node, "enum": categories}
+            return {key: walk(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [walk(value) for value in node]
+        return node
+
+    walked: dict[str, Any] = walk(document)
+    walked["$defs"] = {**walked["$defs"], "cause": {**walked["$defs"]["cause"], "enum": list(CAUSES)}}
+    return walked
+
+
+def write_schema(folder: str = "whathappened") -> None:
+    """Write the shipped schema file with the table's enums (``make schema``)."""
+    path = Path(folder) / SCHEMA_FILE
+    path.write_text(json.dumps(with_causes(json.loads(path.read_text())), indent=2) + "\n")
 
 
 def to_document(report: Report, debug: bool = False) -> dict[str, Any]:

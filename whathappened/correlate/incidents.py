@@ -1,4 +1,4 @@
-"""An experiment's attempts: the runs it was restarted or resubmitted as under the same name (CONTRACT.md
+"""Stage 0 of the correlator: which deaths belong together. An experiment's attempts: the runs it was restarted or resubmitted as under the same name (CONTRACT.md
 section 2, ``attempts``). Each attempt is explained on its own, and the experiment's root cause is the latest
 attempt's.
 
@@ -11,7 +11,7 @@ Which attempt a pod belongs to, in the order the sources can tell:
   every wave of its pods' ends that came before it was created;
 - otherwise the experiment ran once, unless its containers were restarted in place (``restartPolicy: OnFailure``, a
   PyTorchJob's or Job's in-place restarts): each wave of restarts then ends an attempt of the same pods
-  (``restart_waves``), which the correlator explains on the events of its own span.
+  (``restart_waves``), each explained on the events of its own span with the pods as they stood at its end.
 Pods a source knew without the label or the owner's UID (a deleted pod known only from metrics or logs) join the
 latest attempt that had begun when they were created, or an earlier attempt when none had.
 """
@@ -21,15 +21,61 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from whathappened.correlate.fates import TERMINAL
 from whathappened.kinds import Kind
 from whathappened.model import PodInfo, TimelineEvent
+from whathappened.scope import Scope
 
 RESTART_LABEL = "jobset.sigs.k8s.io/restart-attempt"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 WAVE_GAP = timedelta(minutes=2)  # pods of one Job that end within this of each other failed together
 RESTART_GAP = timedelta(minutes=5)  # containers restarted within this of each other restarted together
+
+
+@dataclass(frozen=True)
+class Incident:
+    """One attempt as the later stages see it: its pods (as they stood at its end) and the events of its span."""
+
+    scope: Scope
+    timeline: Sequence[TimelineEvent]  # the whole timeline, or an in-place attempt's span of it
+    offset: int = 0  # the span's first event's index in the whole timeline
+    began: datetime | None = None  # an in-place attempt's bounds: the waves of restarts around it
+    finished: datetime | None = None
+    in_place: bool = False
+
+
+def incidents(scope: Scope, timeline: Sequence[TimelineEvent]) -> tuple[Incident, ...]:
+    """The experiment's attempts, oldest first: pod groups (restart label, owner generation, a Job's retries), or
+    the spans between waves of in-place restarts, or the one run."""
+    groups = attempts_of(scope.pods)
+    if len(groups) > 1:
+        return tuple(Incident(replace(scope, pods=group), timeline) for group in groups)
+    waves = restart_waves(scope.pods, timeline)
+    if not waves:
+        return (Incident(scope, timeline),)
+    return in_place(scope, timeline, waves)
+
+
+def in_place(scope: Scope, timeline: Sequence[TimelineEvent], waves: Sequence[datetime]) -> tuple[Incident, ...]:
+    """Containers restarted in place: each attempt is the span up to a wave of restarts, with each pod as it stood
+    at the span's end (dead if one of its containers ended in it); the latest attempt is the pods as they are,
+    begun when their containers last started."""
+    times = [e.at for e in timeline]  # in time order (merge_timeline)
+    bounds = [None, *waves, None]
+    found = []
+    for k in range(len(waves) + 1):
+        lo, hi = bounds[k], bounds[k + 1]
+        # a death stamped at the restart that followed it (a counter scraped then) is the earlier attempt's
+        first = bisect_right(times, lo) if lo is not None else 0
+        last = bisect_right(times, hi) if hi is not None else len(times)
+        span = timeline[first:last]
+        dead = _died_in(span)
+        pods = tuple(replace(p, started=None) if hi is None else _as_it_stood(p, dead) for p in scope.pods)
+        found.append(Incident(replace(scope, pods=pods), span, first, lo, hi, in_place=True))
+    return tuple(found)
 
 
 def attempts_of(pods: Sequence[PodInfo]) -> tuple[tuple[PodInfo, ...], ...]:
@@ -115,3 +161,15 @@ def restart_waves(pods: Sequence[PodInfo], timeline: Sequence[TimelineEvent]) ->
     if waves and not any(e.kind == Kind.CONTAINER_STARTED and e.at >= waves[-1] for e in ours):
         waves.pop()
     return tuple(waves)
+
+
+def _died_in(span: Sequence[TimelineEvent]) -> frozenset[tuple[str | None, str]]:
+    """(namespace or None, pod) of every pod a container of which ended in the span, gathered in one pass."""
+    return frozenset((e.subject.namespace, e.subject.pod) for e in span if e.kind in TERMINAL and e.subject.pod)
+
+
+def _as_it_stood(pod: PodInfo, dead: frozenset[tuple[str | None, str]]) -> PodInfo:
+    """The pod at the end of an earlier attempt: failed when one of its containers ended in the span, else
+    running; what the API says of it now belongs to the latest attempt."""
+    died = (pod.namespace, pod.name) in dead or (None, pod.name) in dead  # as fates.is_about matches a subject
+    return replace(pod, phase="Failed" if died else "Running", started=None, ended=None, deleted=None, containers=())
