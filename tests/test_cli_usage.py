@@ -115,3 +115,42 @@ def test_a_report_command_still_runs_the_exit_hooks(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("{") and result.stdout.rstrip().endswith("}")
     assert marker.read_text() == "yes"
+
+
+def test_every_command_reading_sources_takes_its_flags_from_the_one_definition():
+    """explain and collect get their source flags from options.FLAGS: every flag is in both commands' help (but
+    those collect leaves out), and each reaches the command as one SourceOptions field."""
+    import typer
+    from typer.testing import CliRunner
+
+    from whathappened.cli import options as o
+
+    def long_flag(info: typer.models.OptionInfo) -> str:
+        # typer keeps an Annotated option's first name as its "default", the others as param_decls
+        return next(d for d in (info.default, *(info.param_decls or ())) if isinstance(d, str) and d.startswith("--"))
+
+    names = {name: long_flag(annotation.__metadata__[0]) for name, annotation, _ in o.FLAGS}
+    runner = CliRunner()
+    app = typer.Typer()
+    seen: list[o.SourceOptions] = []
+
+    @app.command()
+    @o.with_sources(leave_out=("snapshot",))
+    def probe(experiment: str, *, chosen: o.SourceOptions) -> None:
+        seen.append(chosen)
+
+    result = runner.invoke(app, ["x", "--since", "2h", "--label-key", "a", "--label-key", "b", "--without", "logs"])
+    assert result.exit_code == 0, result.output
+    assert seen == [o.SourceOptions(since="2h", label_keys=("a", "b"), without=("logs",))]
+    assert runner.invoke(app, ["x", "--snapshot", "d"]).exit_code == 2  # left out: not a flag of this command
+    for command, left_out in (("explain", set()), ("collect", {"snapshot", "label_keys", "without", "log_preset"})):
+        shown = subprocess.run(
+            [sys.executable, "-m", "whathappened.cli.main", command, "--help"],
+            capture_output=True,
+            text=True,
+            env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        ).stdout
+        for name, flag in names.items():
+            assert (flag in shown) == (name not in left_out), (command, flag)
+    with pytest.raises(ValueError, match="no such source flag"):
+        o.with_sources(leave_out=("not-a-flag",))

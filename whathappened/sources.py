@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,47 @@ from whathappened.errors import SourceError, UsageError, scrub
 from whathappened.model import SourceReport, SourceStatus, TimelineEvent
 from whathappened.scope import Collector, Discovery, Query, Scope
 
-SOURCE_NAMES = ("kubernetes", "prometheus", "logs")
+
+@dataclass(frozen=True)
+class Source:
+    """One live source, registered once: its name, where its collector is built (imported on first use, so
+    ``--help`` and snapshot runs import no client library), whether the settings configure it and what to say
+    when they do not."""
+
+    name: str
+    factory: str  # "module:function", called with (settings, utilization=...)
+    configured: Callable[[Settings], bool]
+    missing: str  # why it is left out when not configured
+    upfront: bool = False  # built before the others: its kubeconfig context may name the namespace
+
+    def build(self, settings: Settings, utilization: bool) -> Collector:
+        module, _, function = self.factory.partition(":")
+        made: Collector = getattr(import_module(module), function)(settings, utilization=utilization)
+        return made
+
+
+SOURCES: tuple[Source, ...] = (
+    Source(
+        "kubernetes",
+        "whathappened.collectors.kubernetes.collector:create_collector",
+        lambda s: s.kubernetes.enabled,
+        "left out",
+        upfront=True,
+    ),
+    Source(
+        "prometheus",
+        "whathappened.collectors.prometheus.collector:create_collector",
+        lambda s: bool(s.prometheus.url),
+        "no --prometheus-url",
+    ),
+    Source(
+        "logs",
+        "whathappened.collectors.logs.elasticsearch.collector:create_collector",
+        lambda s: bool(s.elasticsearch.url or s.elasticsearch.cloud_id),
+        "no --elasticsearch-url",
+    ),
+)
+SOURCE_NAMES = tuple(source.name for source in SOURCES)
 
 
 @dataclass(frozen=True)
@@ -49,44 +91,22 @@ def live_sources(settings: Settings, without: Iterable[str] = (), utilization: b
     collectors: list[Collector] = []
     missing: list[SourceReport] = []
     namespace: str | None = None if settings.all_namespaces else settings.namespace
-    kubernetes = _kubernetes(settings, skipped)
-    if isinstance(kubernetes, SourceReport):
-        missing.append(kubernetes)
-    else:
-        collectors.append(kubernetes)
-        if namespace is None and not settings.all_namespaces:
-            namespace = kubernetes.namespace
+    for source in SOURCES:
+        if source.name in skipped or not source.configured(settings):
+            reason = "left out (--without)" if source.name in skipped else source.missing
+            missing.append(SourceReport(source.name, SourceStatus.NOT_CONFIGURED, reason))
+        elif source.upfront:
+            built = _upfront(source, settings, utilization)
+            if isinstance(built, SourceReport):
+                missing.append(built)
+                continue
+            collectors.append(built)
+            if namespace is None and not settings.all_namespaces:
+                namespace = getattr(built, "namespace", None)
+        else:
+            collectors.append(Deferred(source.name, partial(source.build, settings, utilization)))
     if namespace is None and not settings.all_namespaces:
         namespace = "default"
-    if "prometheus" in skipped or not settings.prometheus.url:
-        reason = "left out (--without)" if "prometheus" in skipped else "no --prometheus-url"
-        missing.append(SourceReport("prometheus", SourceStatus.NOT_CONFIGURED, reason))
-    else:
-
-        def prometheus() -> Collector:
-            from whathappened.collectors.prometheus.collector import PrometheusCollector
-
-            return PrometheusCollector(
-                settings.prometheus,
-                verify_tls=settings.verify_tls,
-                timeout_s=settings.deadline_s,
-                utilization=utilization,
-            )
-
-        collectors.append(Deferred("prometheus", prometheus))
-    if "logs" in skipped or not (settings.elasticsearch.url or settings.elasticsearch.cloud_id):
-        reason = "left out (--without)" if "logs" in skipped else "no --elasticsearch-url"
-        missing.append(SourceReport("logs", SourceStatus.NOT_CONFIGURED, reason))
-    else:
-
-        def logs() -> Collector:
-            from whathappened.collectors.logs.elasticsearch.collector import LogCollector
-
-            return LogCollector.from_settings(
-                settings.elasticsearch, verify_tls=settings.verify_tls, timeout_s=settings.deadline_s
-            )
-
-        collectors.append(Deferred("logs", logs))
     return Sources(tuple(collectors), tuple(missing), namespace)
 
 
@@ -130,18 +150,15 @@ class Deferred:
             return self._built
 
 
-def _kubernetes(settings: Settings, skipped: set[str]) -> Any:
-    """The Kubernetes collector, or the report saying why there is none (a broken kubeconfig is a failure).
-    Built up front, unlike the others: the kubeconfig's context may name the namespace the others look in (and
-    building it in its own thread measured no faster on the 512-pod benchmark)."""
-    if "kubernetes" in skipped or not settings.kubernetes.enabled:
-        return SourceReport("kubernetes", SourceStatus.NOT_CONFIGURED, "left out")
-    from whathappened.collectors.kubernetes.collector import create_collector
-
+def _upfront(source: Source, settings: Settings, utilization: bool) -> Collector | SourceReport:
+    """A source built before the others, or the report saying why it could not be (a broken kubeconfig is a
+    failure, not a missing source). Built up front, unlike the others: the kubeconfig's context may name the
+    namespace the others look in (and building it in its own thread measured no faster on the 512-pod
+    benchmark)."""
     try:
-        return create_collector(settings)
+        return source.build(settings, utilization)
     except SourceError as error:
-        return SourceReport("kubernetes", SourceStatus(error.status), scrub(str(error)))
+        return SourceReport(source.name, SourceStatus(error.status), scrub(str(error)))
 
 
 def _check_without(names: Iterable[str]) -> set[str]:

@@ -387,8 +387,8 @@ def p_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     return (obj["metadata"].get("namespace", ""), obj["metadata"].get("name", ""))
 
 
-def create_collector(settings: Settings) -> KubernetesCollector:
-    """The collector for these settings (the CLI's entry point)."""
+def create_collector(settings: Settings, utilization: bool = True) -> KubernetesCollector:
+    """The collector for these settings (the source registry's factory; ``utilization`` is Prometheus's)."""
     api_client, namespace = build_api_client(settings.kubernetes, settings.verify_tls)
     return KubernetesCollector(api_client, namespace, settings)
 

@@ -45,7 +45,7 @@ from whathappened.collectors.prometheus.promql import (
 from whathappened.collectors.prometheus.series import discover_from_series, events_from_series
 from whathappened.collectors.prometheus.snapshot import write_series
 
-from whathappened.config import PrometheusSettings
+from whathappened.config import PrometheusSettings, Settings
 from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
 from whathappened.model import TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
@@ -450,3 +450,11 @@ def _pod_key(labels: Mapping[str, str]) -> tuple[str, str]:
 
 def _node_of(labels: Mapping[str, str]) -> str:
     return next((labels[k] for k in DCGM_NODE_LABELS if labels.get(k)), "")
+
+
+def create_collector(settings: Settings, utilization: bool = True) -> PrometheusCollector:
+    """The collector for these settings (the source registry's factory); ``utilization``: whether it fetches each
+    pod's GPU utilization strip, a costly range query only the HTML report draws."""
+    return PrometheusCollector(
+        settings.prometheus, verify_tls=settings.verify_tls, timeout_s=settings.deadline_s, utilization=utilization
+    )

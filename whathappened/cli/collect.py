@@ -21,49 +21,17 @@ def register(app: typer.Typer) -> None:
     app.command("collect", help="Record the experiment's evidence from live sources into a snapshot folder.")(collect)
 
 
+@o.with_sources(leave_out=("snapshot", "label_keys", "without", "log_preset"))
 def collect(
     experiment: Annotated[str, typer.Argument(help="The experiment's name.")],
     output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Folder to write the snapshot into.")],
-    namespace: o.Namespace = None,
-    all_namespaces: o.AllNamespaces = False,
-    kubeconfig: o.Kubeconfig = None,
-    context: o.Context = None,
-    prometheus_url: o.PrometheusUrl = None,
-    elasticsearch_url: o.ElasticsearchUrl = None,
-    log_index: o.LogIndex = None,
-    event_index: o.EventIndex = None,
-    since: o.Since = None,
-    start: o.Start = None,
-    end: o.End = None,
-    config: o.ConfigFile = None,
-    debug: o.Debug = False,
-    deadline: o.Deadline = None,
-    insecure_skip_tls_verify: o.Insecure = False,
+    *,
+    chosen: o.SourceOptions,
 ) -> None:
     from whathappened.collectors.snapshot.writer import write_snapshot
     from whathappened.gather import gather
     from whathappened.sources import live_sources
 
-    chosen = o.SourceOptions(
-        namespace,
-        all_namespaces,
-        kubeconfig,
-        context,
-        prometheus_url,
-        elasticsearch_url,
-        log_index,
-        event_index,
-        since,
-        start,
-        end,
-        config,
-        None,
-        debug,
-        (),
-        deadline,
-        (),
-        insecure_skip_tls_verify,
-    )
     settings = chosen.settings()
     window = o.window_of(settings)
     sources = live_sources(settings)

@@ -1,12 +1,16 @@
-"""Options shared by ``explain`` and ``collect``: validated once, turned into Settings, a Query and sources."""
+"""The source flags, declared once and shared by every command that reads the sources (``explain``, ``collect``):
+validated once, turned into Settings, a Query and sources."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
 
@@ -63,6 +67,9 @@ LogPreset = Annotated[
 
 @dataclass(frozen=True)
 class SourceOptions:
+    """What a command was told about its sources, its experiment's window and namespace: one field per flag of
+    ``FLAGS``, which every command taking them (``explain``, ``collect``, later ones) gets from ``with_sources``."""
+
     namespace: str | None = None
     all_namespaces: bool = False
     kubeconfig: str | None = None
@@ -109,6 +116,60 @@ class SourceOptions:
             "elasticsearch.preset": self.log_preset,
         }
         return load_settings(self.config, os.environ, overrides)
+
+
+# The flags, declared once: (SourceOptions field, the option's annotation, its default), in --help's order.
+FLAGS: tuple[tuple[str, Any, Any], ...] = (
+    ("namespace", Namespace, None),
+    ("all_namespaces", AllNamespaces, False),
+    ("kubeconfig", Kubeconfig, None),
+    ("context", Context, None),
+    ("prometheus_url", PrometheusUrl, None),
+    ("elasticsearch_url", ElasticsearchUrl, None),
+    ("log_index", LogIndex, None),
+    ("event_index", EventIndex, None),
+    ("log_preset", LogPreset, None),
+    ("since", Since, None),
+    ("start", Start, None),
+    ("end", End, None),
+    ("config", ConfigFile, None),
+    ("snapshot", Snapshot, None),
+    ("label_keys", LabelKey, None),
+    ("deadline", Deadline, None),
+    ("without", Without, None),
+    ("insecure", Insecure, False),
+    ("debug", Debug, False),
+)
+_AS_TUPLE = frozenset({"label_keys", "without"})  # repeatable flags: a list from typer, a tuple kept
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def with_sources(*, leave_out: Iterable[str] = ()) -> Callable[[Command], Command]:
+    """A command that takes the source flags: typer sees every flag of ``FLAGS`` but those left out, after the
+    command's own parameters; the command receives them as one ``SourceOptions`` in its ``chosen`` parameter."""
+    omitted = frozenset(leave_out)
+    unknown = omitted - {name for name, _, _ in FLAGS}
+    if unknown:
+        raise ValueError(f"no such source flag: {sorted(unknown)}")
+    taken = [(name, annotation, default) for name, annotation, default in FLAGS if name not in omitted]
+
+    def wrap(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for name, p in signature.parameters.items() if name != "chosen"]
+        flags = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a, default=d) for n, a, d in taken]
+
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name) for name, _, _ in taken}
+            given = {n: tuple(v or ()) if n in _AS_TUPLE else v for n, v in given.items()}
+            return command(*args, chosen=SourceOptions(**given), **kwargs)
+
+        run.__signature__ = signature.replace(parameters=[*own, *flags])  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in (*own, *flags)}
+        return cast(Command, run)
+
+    return wrap
 
 
 def window_of(settings: Settings) -> Window:

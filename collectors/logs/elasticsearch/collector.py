@@ -56,7 +56,7 @@ from whathappened.collectors.logs.shapes import (
     with_defaults,
 )
 
-from whathappened.config import ElasticsearchSettings
+from whathappened.config import ElasticsearchSettings, Settings
 from whathappened.model import TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
 
@@ -372,3 +372,10 @@ def _mapped_types(caps: Mapping[str, Any], field: str) -> list[Mapping[str, Any]
     if not isinstance(types, Mapping):
         return []
     return [t for name, t in types.items() if name != UNMAPPED and isinstance(t, Mapping)]
+
+
+def create_collector(settings: Settings, utilization: bool = True) -> LogCollector:
+    """The collector for these settings (the source registry's factory; ``utilization`` is Prometheus's)."""
+    return LogCollector.from_settings(
+        settings.elasticsearch, verify_tls=settings.verify_tls, timeout_s=settings.deadline_s
+    )
