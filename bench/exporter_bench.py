@@ -1,6 +1,6 @@
 """Exporter benchmark: scrape latency and resident memory over 10,000 metadata polls (not part of the test suite).
 
-Starts the loopback metadata server (tests/fixtures/metadata.py) fed with the reference samples, runs the real
+Starts the loopback metadata server (tests/doubles/metadata.py) fed with the reference samples, runs the real
 ``whathappened exporter`` as its own process polling it every millisecond, scrapes ``/metrics`` while it polls,
 and reads the exporter's VmRSS from /proc. Targets: scrape p99 under 10 ms, RSS under 60 MB after 10,000 polls.
 
@@ -22,7 +22,7 @@ from typing import IO
 
 import httpx
 
-from tests.fixtures.metadata import MetadataServer, samples
+from tests.doubles.metadata import MetadataServer, samples
 from tests.support import free_port, wait_until_ready
 
 REQUESTS_PER_POLL = {"azure": 1, "aws": 3, "gcp": 3}  # after the first poll (Azure's VM name, AWS's token)

@@ -2,7 +2,7 @@
 
 An experiment of 512 pods on 512 nodes, in a namespace of 1,024 pods whose 50,000 events include 20,000
 about the experiment's pods, plus node events in "default", and 32 failed pods with 2,000 log lines each, served
-by the project's Kubernetes API double (tests/kube_double) on loopback. The collector (discover + collect) is compared with the naive way a script
+by the project's Kubernetes API double (tests/doubles/kube) on loopback. The collector (discover + collect) is compared with the naive way a script
 or a person does it: the pods by label, then for every pod a GET, an event LIST by field selector, and a
 ``kubectl describe`` (GET + event LIST), and a GET of its node.
 
@@ -26,9 +26,9 @@ from typing import Any
 from kubernetes import client
 from whathappened.collectors.kubernetes.collector import KubernetesCollector, build_api_client
 
+from tests.doubles.kube import KubeDouble, LogBook, Store
+from tests.doubles.kube.store import LogLine
 from tests.fixtures.kube import write_kubeconfig
-from tests.kube_double import KubeDouble, LogBook, Store
-from tests.kube_double.store import LogLine
 from whathappened.config import KubernetesSettings, Settings
 from whathappened.kinds import Kind
 from whathappened.model import Window

@@ -1,7 +1,7 @@
 """Loaders for the end-to-end benchmark: the generated experiment, cached under bench/out/, served on loopback by
 the Kubernetes API double, a real Prometheus (backfilled with promtool) and osmem-server (bulk-loaded).
 
-The servers are the test suite's own: tests/kube_double, tests/fixtures/prometheus.py's promtool backfill,
+The servers are the test suite's own: tests/doubles/kube, tests/fixtures/prometheus.py's promtool backfill,
 tests/fixtures/search.py's osmem-server binary and
 bench/logs_bench.py's bulk loader. What is new here is only what a million documents need: the log files are
 streamed (never read whole) both into osmem-server and into the double's container-log book.
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.doubles.kube import KubeDouble, Store
+from tests.doubles.kube.store import LogBook, LogLine
 from tests.fixtures.kube import write_kubeconfig
 from tests.fixtures.prometheus import backfill_prometheus
 from tests.fixtures.search import osmem_binary
-from tests.kube_double import KubeDouble, Store
-from tests.kube_double.store import LogBook, LogLine
 from tests.support import REPO, Scenario, free_port, load_scenario, require_binary, server_process
 
 OUT = REPO / "bench" / "out"

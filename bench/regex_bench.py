@@ -13,7 +13,8 @@ import os
 import time
 from collections.abc import Callable, Iterator
 
-from whathappened.collectors.logs.signatures import SIGNATURES, Signature
+from whathappened.collectors.logs.extractors import Signature
+from whathappened.collectors.logs.signatures import SIGNATURES
 
 RUNS = {
     "digits": "0123456789",

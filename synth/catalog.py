@@ -14,6 +14,7 @@ from synth import (
     stories_attempts,
     stories_cloud,
     stories_core,
+    stories_evictions,
     stories_gpu,
     stories_guards,
     stories_hw,
@@ -34,9 +35,9 @@ SCENARIOS: dict[str, Story] = {
     "app-traceback": stories_core.app_traceback,
     "deleted-by-user": stories_core.deleted_by_user,
     "nccl-timeout-unknown": stories_core.nccl_timeout_unknown,
-    "node-pressure-eviction": stories_core.node_pressure_eviction,
-    "spot-preemption": stories_core.spot_preemption,
-    "unschedulable": stories_core.unschedulable,
+    "node-pressure-eviction": stories_evictions.node_pressure_eviction,
+    "spot-preemption": stories_evictions.spot_preemption,
+    "unschedulable": stories_evictions.unschedulable,
     "node-failure": stories_hw.node_failure,
     "nvlink-error": stories_hw.nvlink_error,
     "gpu-thermal": stories_hw.gpu_thermal,
@@ -273,4 +274,6 @@ REPO = Path(__file__).resolve().parents[1]
 SCENARIOS_DIR = REPO / "tests" / "scenarios"
 DEMOS_DIR = REPO / "whathappened" / "data" / "incidents"
 # The core incidents (one per common way a training pod dies): the tests run these against every backend.
-CORE = tuple(name for name, story in SCENARIOS.items() if story.__module__ == stories_core.__name__)
+CORE = tuple(
+    name for name, story in SCENARIOS.items() if story.__module__ in (stories_core.__name__, stories_evictions.__name__)
+)

@@ -1,9 +1,10 @@
-"""Session fixtures live in tests/fixtures/, one module per real server or test double; all load here."""
+"""Session fixtures live in tests/fixtures/ (one module per real server) and tests/doubles/ (the server doubles and\nthe fixtures that start them); all load here."""
 
 from pathlib import Path
 
 pytest_plugins = sorted(
-    f"tests.fixtures.{module.stem}"
-    for module in (Path(__file__).parent / "fixtures").glob("*.py")
-    if not module.name.startswith("_")
+    f"tests.{folder}.{module.stem}"
+    for folder in ("fixtures", "doubles")
+    for module in (Path(__file__).parent / folder).glob("*.py")
+    if not module.name.startswith(("_", "test_"))
 )

@@ -50,7 +50,7 @@ from whathappened.collectors.kubernetes.api import (
     Unanswered,
     build_api_client,
 )
-from whathappened.collectors.kubernetes.container_logs import failed_containers, log_events
+from whathappened.collectors.kubernetes.container_logs import failed_containers, finished_at, log_events
 from whathappened.collectors.kubernetes.snapshot import write_lists
 
 from whathappened.config import KubernetesSettings, Settings
@@ -227,7 +227,7 @@ class KubernetesCollector:
         """The last lines of the containers that failed first: where a failure began is in the earliest ends,
         and a 512-rank job whose ranks all died must not cost 512 log reads."""
         ended = sorted(
-            ((_finished(obj, container, previous), n, obj, container, previous)
+            ((finished_at(obj, container, previous), n, obj, container, previous)
              for n, obj in enumerate(pods) for container, previous in failed_containers(obj)),
             key=lambda item: (item[0], item[1]),
         )  # fmt: skip
@@ -391,13 +391,3 @@ def create_collector(settings: Settings, utilization: bool = True) -> Kubernetes
     """The collector for these settings (the source registry's factory; ``utilization`` is Prometheus's)."""
     api_client, namespace = build_api_client(settings.kubernetes, settings.verify_tls)
     return KubernetesCollector(api_client, namespace, settings)
-
-
-def _finished(obj: Mapping[str, Any], container: str, previous: bool) -> str:
-    """When that container instance ended, as RFC 3339 text (sorts as time); unknown sorts last."""
-    block_of = obj.get("status") or {}
-    for status in [*(block_of.get("initContainerStatuses") or []), *(block_of.get("containerStatuses") or [])]:
-        if status.get("name") == container:
-            block = (status.get("lastState") if previous else status.get("state")) or {}
-            return str((block.get("terminated") or {}).get("finishedAt") or "9999")
-    return "9999"

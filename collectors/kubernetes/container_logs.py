@@ -49,3 +49,13 @@ def log_events(raw: bytes, subject: Subject, previous: bool, source: str) -> lis
             )
         )
     return found
+
+
+def finished_at(obj: Mapping[str, Any], container: str, previous: bool) -> str:
+    """When that container instance ended, as RFC 3339 text (sorts as time); unknown sorts last."""
+    block_of = obj.get("status") or {}
+    for status in [*(block_of.get("initContainerStatuses") or []), *(block_of.get("containerStatuses") or [])]:
+        if status.get("name") == container:
+            block = (status.get("lastState") if previous else status.get("state")) or {}
+            return str((block.get("terminated") or {}).get("finishedAt") or "9999")
+    return "9999"

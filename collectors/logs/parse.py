@@ -19,6 +19,7 @@ from typing import Any
 
 from whathappened.collectors.kube_objects import parse as kube_parse
 from whathappened.collectors.logs.discover import SOURCE, Doc, discover_from_documents, near_window
+from whathappened.collectors.logs.extractors import Signature, traceback_attrs
 from whathappened.collectors.logs.fields import (
     AGENT_NAMESPACES,
     PRESETS,
@@ -35,7 +36,7 @@ from whathappened.collectors.logs.fields import (
     time_of,
 )
 from whathappened.collectors.logs.linescan import bounded, normalize
-from whathappened.collectors.logs.signatures import SIGNATURES, XID_SEVERITY, Signature, traceback_attrs
+from whathappened.collectors.logs.signatures import SIGNATURES, XID_SEVERITY
 
 from whathappened.kinds import Kind, severity_of
 from whathappened.model import PodInfo, Severity, Subject, TimelineEvent, Window

@@ -27,244 +27,29 @@ torch.distributed.elastic, Open MPI, Megatron-LM, Hugging Face Trainer, DeepSpee
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
 
-from whathappened.collectors.logs.linescan import contains_any, required_literals
+from whathappened.collectors.logs.extractors import (
+    FINAL,
+    Signature,
+    checkpoint,
+    child_failed,
+    cuda_error,
+    cuda_oom,
+    ib_status,
+    known,
+    nccl_work,
+    oom_pod,
+    pid,
+    ranked,
+    rx,
+    traceback,
+    whole,
+    xid_cause,
+)
 
 from whathappened.kinds import Kind
-from whathappened.model import EMPTY, Severity
-
-Extractor = Callable[[re.Match[str], str], Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
-class Signature:  # see the module docstring; ``literals`` is derived from ``pattern``, never written by hand
-    name: str
-    kind: Kind | None
-    pattern: re.Pattern[str]
-    summary: str  # str.format over the attrs; a missing attr falls back to the line itself
-    examples: tuple[str, ...]
-    near_misses: tuple[str, ...]
-    phrases: tuple[str, ...] = ()
-    regexp: str | None = None
-    wildcards: tuple[str, ...] = ()
-    convert: Mapping[str, Callable[[str], Any]] = field(default_factory=lambda: EMPTY)
-    fixed: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    extract: Extractor | None = None
-    severity: Severity | None = None
-    literals: tuple[str, ...] | None = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "literals", required_literals(self.pattern))
-
-    def search(self, line: str) -> re.Match[str] | None:
-        """The pattern's first match in a line already normalized and bounded (``linescan``), searched only when
-        the line holds one of the literals every match must contain."""
-        return self.pattern.search(line) if contains_any(line, self.literals) else None
-
-
-def _pid(text: str) -> int | None:
-    digits = text.strip("'\"<>")
-    return int(digits) if digits.isdigit() else None
-
-
-def _known(text: str) -> str | None:
-    """Drivers print ``<unknown>`` where there is no process context."""
-    return None if text.strip("'\"") in ("", "<unknown>") else text
-
-
-# --- extraction helpers (the few attributes a single regex cannot carry) -------------------------------------
-
-_WORK_FIELD = re.compile(r"(SeqNum|OpType|NumelIn|NumelOut|Timeout\(ms\))=([^,)\s]+)")
-_RANK = re.compile(r"\[Rank (\d+)\]|\[rank(\d+)\]")
-
-
-def _rank(text: str) -> dict[str, Any]:
-    match = _RANK.search(text)
-    if not match:
-        return {}
-    return {"rank": int(match.group(1) or match.group(2))}
-
-
-def _nccl_work(match: re.Match[str], text: str) -> Mapping[str, Any]:
-    """torch's WorkNCCL(SeqNum=.., OpType=.., Timeout(ms)=..) description, in any field order."""
-    names = {
-        "SeqNum": "seq",
-        "OpType": "op",
-        "NumelIn": "numel_in",
-        "NumelOut": "numel_out",
-        "Timeout(ms)": "timeout_ms",
-    }
-    attrs: dict[str, Any] = _rank(text)
-    for key, value in _WORK_FIELD.findall(match.group(0)):
-        attrs[names[key]] = value if key == "OpType" else _int_or_text(value)
-    return attrs
-
-
-def _int_or_text(value: str) -> int | str:
-    return int(value) if value.lstrip("-").isdigit() else value
-
-
-def _ranked(_match: re.Match[str], text: str) -> Mapping[str, Any]:
-    return _rank(text)
-
-
-# libibverbs enum ibv_wc_status, zero-based: what "error N" / "status=N" in NCCL's NET/IB WARN means.
-IBV_WC_STATUS = (
-    "SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR",
-    "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR",
-    "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR",
-    "INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR", "GENERAL_ERR",
-)  # fmt: skip
-
-
-def _ib_status(match: re.Match[str], _text: str) -> Mapping[str, Any]:
-    status = int(match.group("status"))
-    name = IBV_WC_STATUS[status] if 0 <= status < len(IBV_WC_STATUS) else str(status)
-    return {"ib_status": status, "ib_status_name": name, "network": True}
-
-
-_FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
-    r'^[ \t]{0,64}File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<func>\S{1,256}))?', re.MULTILINE
-)
-_FINAL = re.compile(
-    r"^(?:\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?(?P<exception>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)\b)"
-    r"(?::[ \t]*(?P<message>.*))?$",
-    re.MULTILINE,
-)
-
-
-def traceback_attrs(text: str) -> dict[str, Any]:
-    """exception, message, file, line, function of a Python traceback in ``text`` (innermost frame)."""
-    start = text.find("Traceback (most recent call last)")
-    if start < 0:
-        return {}
-    body = text[start:]
-    attrs: dict[str, Any] = {}
-    frames = list(_FRAME.finditer(body))
-    if frames:
-        last = frames[-1]
-        attrs.update(file=last.group("file"), line=int(last.group("line")))
-        if last.group("func"):
-            attrs["function"] = last.group("func")
-        body = body[last.end() :]
-    finals = list(_FINAL.finditer(body))
-    if finals:
-        final = finals[-1]
-        attrs["exception"] = final.group("exception")
-        if final.group("message"):
-            attrs["message"] = final.group("message").strip()
-    return attrs
-
-
-def _traceback(_match: re.Match[str], text: str) -> Mapping[str, Any]:
-    return traceback_attrs(text)
-
-
-_CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is quadratic on a page of blanks
-    ("failed_rank", re.compile(r"^[ \t]{0,64}rank[ \t]{0,8}:[ \t]{0,8}(\d{1,9})", re.MULTILINE), int),
-    ("local_rank", re.compile(r"\(local_rank:[ \t]{0,8}(\d{1,9})\)"), int),
-    ("exit_code", re.compile(r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}(-?\d{1,9})", re.MULTILINE), int),
-    (
-        "pid",
-        re.compile(
-            r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}(\d{1,9})\)", re.MULTILINE
-        ),
-        int,
-    ),
-    ("host", re.compile(r"^[ \t]{0,64}host[ \t]{0,8}:[ \t]{0,8}(\S{1,256})", re.MULTILINE), str),
-    ("signal", re.compile(r"Signal \d{1,3} \((SIG[A-Z]{1,12})\) received", re.MULTILINE), str),
-    ("script", re.compile(r"(?:^|: )[ \t]{0,64}(\S{1,512}) FAILED[ \t\r]{0,64}$", re.MULTILINE), str),
-)
-
-
-def _child_failed(match: re.Match[str], text: str) -> Mapping[str, Any]:
-    """torch.distributed.elastic's ChildFailedError summary block (root cause rank, exit code, host)."""
-    attrs: dict[str, Any] = {}
-    for name, regex, convert in _CHILD_FIELDS:
-        found = regex.search(text, match.start())
-        if found:
-            attrs[name] = convert(found.group(1))
-    return attrs
-
-
-_STEP = re.compile(r"(?:global[_ ]step|step|iteration|iter)[\s=:_-]*(\d+)", re.IGNORECASE)
-_PATH = re.compile(r"""(?:to|at|in|:)\s+['"]?((?:/|gs://|s3://|az://|hdfs://)[^\s'",]+)""")
-
-
-def _checkpoint(match: re.Match[str], text: str) -> Mapping[str, Any]:
-    attrs: dict[str, Any] = {}
-    groups = match.groupdict()
-    step = groups.get("step") or _first(_STEP, text)
-    path = groups.get("path") or _first(_PATH, text)
-    if step:
-        attrs["step"] = int(step)
-    if path:
-        attrs["path"] = path.rstrip(".")
-    return attrs
-
-
-_OOM_TRIED = re.compile(r"Tried to allocate (?P<tried>[\d.]+ ?[KMGT]i?B)")
-_OOM_GPU = re.compile(r"\bGPU (?P<gpu>\d+)\b")
-
-
-def _cuda_oom(_match: re.Match[str], text: str) -> Mapping[str, Any]:
-    attrs = {}
-    tried, gpu = _OOM_TRIED.search(text), _OOM_GPU.search(text)
-    if tried:
-        attrs["tried"] = tried.group("tried")
-    if gpu:
-        attrs["gpu"] = gpu.group("gpu")
-    return attrs
-
-
-def _cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
-    """One ``error`` whichever form said it: the runtime's string, or the driver's name in words."""
-    if match.group("runtime_error"):
-        return {"error": match.group("runtime_error"), "code": int(match.group("runtime_code"))}
-    name = match.group("driver_error")
-    if name:
-        return {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}
-    return {}
-
-
-# The kubelet's cgroup of a pod, in the lines the OOM killer prints with its kill: cgroup v1 "Task in
-# /kubepods/burstable/pod<uid>/<container> killed as a result of limit of ...", cgroup v2 "oom-kill:constraint=
-# CONSTRAINT_MEMCG,...,oom_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid with _>.slice".
-_POD_CGROUP = re.compile(
-    r"kubepods[/a-z._-]{0,64}?pod(?P<uid>[0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})"
-)
-
-
-def _oom_pod(_match: re.Match[str], text: str) -> Mapping[str, Any]:
-    found = _POD_CGROUP.search(text)
-    return {"pod_uid": found.group("uid").replace("_", "-")} if found else {}
-
-
-# RM appends the root cause of a sympathetic report: "Ch 00000008 caused by previous Xid 95" (kernel_rc.c
-# rootCauseXidStr, R535+)
-_CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,3})")
-
-
-def _xid_cause(match: re.Match[str], _text: str) -> Mapping[str, Any]:
-    found = _CAUSED_BY.search(match.group("text") or "")
-    return {"caused_by_xid": int(found.group(1))} if found else {}
-
-
-def _whole(match: re.Match[str], _text: str) -> Mapping[str, Any]:
-    return {"line": match.group(0)}
-
-
-def _first(regex: re.Pattern[str], text: str) -> str | None:
-    found = regex.search(text)
-    return found.group(1) if found else None
-
-
-def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
-
+from whathappened.model import Severity
 
 # --- the table ----------------------------------------------------------------------------------------------
 
@@ -276,7 +61,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nvrm-gpu-uuid",
         kind=None,
-        pattern=_c(r"NVRM: GPU at PCI:" + _PCI + r": (?P<uuid>GPU-[0-9a-fA-F-]{36})"),
+        pattern=rx(r"NVRM: GPU at PCI:" + _PCI + r": (?P<uuid>GPU-[0-9a-fA-F-]{36})"),
         summary="GPU {pci} is {uuid}",
         phrases=("NVRM: GPU at PCI",),
         examples=("NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d",),
@@ -285,14 +70,14 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nvrm-xid",
         kind=Kind.GPU_XID,
-        pattern=_c(
+        pattern=rx(
             r"NVRM: Xid \((?:PCI:)?" + _PCI + r"(?: GPU-I:(?P<gpu_instance>\d+))?(?: GPU-CI:\d+)?\): (?P<xid>\d+),"
             r" (?:pid=(?P<pid>'?<?\w+>?'?), (?:name='?(?P<process>[^,']*)'?, )?)?(?P<text>[^\n]*)"
         ),
         summary="Xid {xid} on GPU PCI:{pci}: {text}",
         phrases=("NVRM: Xid",),
-        convert={"xid": int, "pid": _pid, "gpu_instance": int, "process": _known},
-        extract=_xid_cause,
+        convert={"xid": int, "pid": pid, "gpu_instance": int, "process": known},
+        extract=xid_cause,
         examples=(
             "NVRM: Xid (PCI:0000:5d:00): 48, pid=18822, name=python, An uncorrectable double bit error (DBE) has been"
             " detected on GPU in the framebuffer at partition 2, subpartition 0.",
@@ -311,7 +96,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nvrm-fallen-off-bus-at-probe",
         kind=Kind.GPU_XID,
-        pattern=_c(
+        pattern=rx(
             r"(?:NVRM: The NVIDIA GPU (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
             r"\.\d[\s\S]{0,200}?)?fallen off the bus and is not responding"
         ),
@@ -333,7 +118,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # later ones ("NVRM: GPU %04x:%02x:%02x.%x: GPU has fallen off the bus.").
         name="nvrm-fallen-off-bus",
         kind=Kind.GPU_XID,
-        pattern=_c(r"NVRM: GPU (?:at )?" + _PCI + r"\.\d:? (?:GPU )?has fallen off the bus"),
+        pattern=rx(r"NVRM: GPU (?:at )?" + _PCI + r"\.\d:? (?:GPU )?has fallen off the bus"),
         summary="GPU PCI:{pci} has fallen off the bus",
         phrases=("fallen off the bus",),
         fixed={"xid": 79, "text": "GPU has fallen off the bus."},
@@ -349,7 +134,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # ***** GSP-CrashCat Report *****" / "GSP Error", with Xid 120 after it in the same report).
         name="nvrm-gsp-fault",
         kind=Kind.GPU_XID,
-        pattern=_c(
+        pattern=rx(
             r"NVRM: (?:GPU(?P<rm_gpu>\d{1,2}) )?_?kgsp(?:IsHeartbeatTimedOut|HealthCheck_\w{1,16}): "
             r"(?P<text>Heartbeat timed out|\*{3,80} ?GSP[^\n*]{0,60})"
         ),
@@ -369,7 +154,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # device as unhealthy.") (v0.x) and "..., the device will go unhealthy." (older).
         name="device-plugin-xid",
         kind=Kind.GPU_XID,
-        pattern=_c(r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{36})"),
+        pattern=rx(r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{36})"),
         summary="Xid {xid} on {uuid} (device plugin marks the GPU unhealthy)",
         phrases=("XidCriticalError",),
         convert={"xid": int},
@@ -384,7 +169,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # NVML_ERROR_UNKNOWN ("Unknown Error") or NVML_ERROR_GPU_IS_LOST ("GPU is lost").
         name="nvml-device-lost",
         kind=Kind.GPU_MISSING,
-        pattern=_c(
+        pattern=rx(
             r"Unable to determine the device handle for (?:GPU|gpu) ?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:"
             r"[0-9a-fA-F]{2}\.\d): (?P<error>Unknown Error|GPU is lost)"
         ),
@@ -397,14 +182,14 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="kernel-oom-killer",
         kind=Kind.KERNEL_OOM,
-        pattern=_c(
+        pattern=rx(
             r"(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<process>[^)\n]{0,64})\)"
             r"(?:[^\n]{0,512}?anon-rss:(?P<anon_rss_kb>\d+)kB)?"
         ),
         summary="kernel OOM killer killed {process} (pid {pid})",
         phrases=("out of memory: Killed process", "out of memory: Kill process"),
         convert={"pid": int, "anon_rss_kb": int, "cgroup": bool},
-        extract=_oom_pod,
+        extract=oom_pod,
         examples=(
             "Memory cgroup out of memory: Killed process 41230 (python) total-vm:71562312kB, anon-rss:67012444kB,"
             " file-rss:13220kB, shmem-rss:0kB, UID:0 pgtables:131912kB oom_score_adj:985",
@@ -416,13 +201,13 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-watchdog-timeout",
         kind=Kind.NCCL_TIMEOUT,
-        pattern=_c(
+        pattern=rx(
             r"Watchdog caught collective operation timeout: " + _WORK + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?"
         ),
         summary="NCCL watchdog timeout: {op} SeqNum={seq} after {timeout_ms} ms",
         phrases=("Watchdog caught collective operation timeout",),
         convert={"ran_ms": int},
-        extract=_nccl_work,
+        extract=nccl_work,
         examples=(
             "[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation"
             " timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000,"
@@ -435,10 +220,10 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-blocking-wait-timeout",
         kind=Kind.NCCL_TIMEOUT,
-        pattern=_c(r"Work " + _WORK + r" timed out in blocking wait"),
+        pattern=rx(r"Work " + _WORK + r" timed out in blocking wait"),
         summary="NCCL blocking wait timed out: {op} SeqNum={seq}",
         phrases=("timed out in blocking wait",),
-        extract=_nccl_work,
+        extract=nccl_work,
         examples=(
             "[Rank 2] Work WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000)"
             " timed out in blocking wait (NCCL_BLOCKING_WAIT=1).",
@@ -448,12 +233,12 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-watchdog-stuck",
         kind=Kind.NCCL_TIMEOUT,
-        pattern=_c(r"watchdog got stuck for (?P<stuck_s>\d+) seconds|Heartbeat monitor timed out"),
+        pattern=rx(r"watchdog got stuck for (?P<stuck_s>\d+) seconds|Heartbeat monitor timed out"),
         summary="NCCL watchdog hung (heartbeat monitor)",
         phrases=("watchdog got stuck for", "Heartbeat monitor timed out"),
         convert={"stuck_s": int},
         fixed={"hang": True},
-        extract=_ranked,
+        extract=ranked,
         examples=(
             "[rank1]:[E1111 17:10:53] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
             "Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2",
@@ -463,14 +248,14 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-ib-completion-error",
         kind=Kind.NCCL_ERROR,
-        pattern=_c(
+        pattern=rx(
             r"NET/IB(?:/GIN)?\s*: Got completion from peer (?P<peer>\S+?)\s+with (?:error |status=)(?P<status>\d+)"
             r"(?:,? opcode[ =](?P<opcode>\d+))?"
         ),
         summary="NCCL NET/IB completion error {ib_status} ({ib_status_name}) from peer {peer}",
         phrases=("Got completion from peer",),
         convert={"opcode": int},
-        extract=_ib_status,
+        extract=ib_status,
         examples=(
             "node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer"
             " 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)",
@@ -481,7 +266,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-remote-error",
         kind=Kind.NCCL_ERROR,
-        pattern=_c(
+        pattern=rx(
             r"remote process exited or there was a network error(?:.*?\(peer rank (?P<peer_rank>\d+)\))?"
             r"|ncclRemoteError|remote process exiting prematurely"
         ),
@@ -489,7 +274,7 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=("remote process exited or there was a network error", "ncclRemoteError", "remote process exiting"),
         convert={"peer_rank": int},
         fixed={"remote": True, "detail": "remote process exited or there was a network error"},
-        extract=_ranked,
+        extract=ranked,
         examples=(
             "[rank0]:[E1120 07:21:15.412001 ProcessGroupNCCL.cpp:1590] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process"
             " group watchdog thread terminated with exception: NCCL error: remote process exited or there was a"
@@ -503,12 +288,12 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-system-error",
         kind=Kind.NCCL_ERROR,
-        pattern=_c(r"(?P<nccl_result>unhandled system error|ncclSystemError)"),
+        pattern=rx(r"(?P<nccl_result>unhandled system error|ncclSystemError)"),
         summary="NCCL error: unhandled system error",
         phrases=("unhandled system error", "ncclSystemError"),
         convert=_NCCL_RESULT,
         fixed={"detail": "unhandled system error"},
-        extract=_ranked,
+        extract=ranked,
         examples=(
             "  what():  NCCL error: unhandled system error, NCCL version 2.10.3",
             "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
@@ -518,12 +303,12 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-cuda-error",
         kind=Kind.NCCL_ERROR,
-        pattern=_c(r"(?P<nccl_result>unhandled cuda error|ncclUnhandledCudaError)"),
+        pattern=rx(r"(?P<nccl_result>unhandled cuda error|ncclUnhandledCudaError)"),
         summary="NCCL error: unhandled cuda error",
         phrases=("unhandled cuda error", "ncclUnhandledCudaError"),
         convert=_NCCL_RESULT,
         fixed={"detail": "unhandled cuda error"},
-        extract=_ranked,
+        extract=ranked,
         examples=(
             "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled cuda"
             " error, NCCL version 2.14.3",
@@ -533,21 +318,21 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-internal-error",
         kind=Kind.NCCL_ERROR,
-        pattern=_c(
+        pattern=rx(
             r"(?P<nccl_result>\bncclInternalError\b|\bncclInvalidUsage\b|\bncclInvalidArgument\b|NCCL error: internal error"
             r"|NCCL error: invalid usage|NCCL error: invalid argument)"
         ),
         summary="NCCL error: {nccl_result}",
         phrases=("ncclInternalError", "ncclInvalidUsage", "ncclInvalidArgument", "NCCL error"),
         convert=_NCCL_RESULT,
-        extract=_ranked,
+        extract=ranked,
         examples=("torch.distributed.DistBackendError: NCCL error: internal error - please report this issue",),
         near_misses=("ncclInternalErrorCount=0 in the last health report",),
     ),
     Signature(
         name="nccl-communicator-aborted",
         kind=Kind.NCCL_ERROR,
-        pattern=_c(r"NCCL communicator was aborted on rank (?P<rank>\d+)"),
+        pattern=rx(r"NCCL communicator was aborted on rank (?P<rank>\d+)"),
         summary="NCCL communicator aborted on rank {rank}",
         phrases=("NCCL communicator was aborted",),
         convert={"rank": int},
@@ -561,12 +346,12 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-taking-process-down",
         kind=Kind.NCCL_ERROR,
-        pattern=_c(r"Some NCCL operations have failed or timed out|we are taking the entire process down"),
+        pattern=rx(r"Some NCCL operations have failed or timed out|we are taking the entire process down"),
         summary="NCCL failure: the process is being taken down",
         phrases=("Some NCCL operations have failed or timed out", "taking the entire process down"),
         fixed={"detail": "process taken down after an NCCL failure", "abort": True},
         severity=Severity.WARNING,
-        extract=_ranked,
+        extract=ranked,
         examples=(
             "[rank0]:[E1120 07:28:03.106002 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 0] To avoid data"
             " inconsistency, we are taking the entire process down.",
@@ -582,7 +367,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # IBV_WC_RETRY_EXC_ERR family).
         name="ib-fabric-error",
         kind=Kind.NETWORK_ERROR,
-        pattern=_c(
+        pattern=rx(
             r"NET/IB ?: Got async event ?: (?P<event>port error|local catastrophic error|GID table change|"
             r"[A-Za-z ]{3,40}(?:error|fatal|failed))"
             r"|(?P<ucx>Transport retry count exceeded|Receiver not ready retry count exceeded|Remote access error|"
@@ -591,7 +376,7 @@ SIGNATURES: tuple[Signature, ...] = (
         summary="InfiniBand fabric error: {line}",
         phrases=("Got async event", "retry count exceeded", "Remote access error", "Local protection error"),
         fixed={"network": True},
-        extract=_whole,
+        extract=whole,
         examples=(
             "...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
             "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend"
@@ -605,7 +390,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-warn",
         kind=Kind.NCCL_ERROR,
-        pattern=_c(r"NCCL WARN (?P<detail>[^\n]+)"),
+        pattern=rx(r"NCCL WARN (?P<detail>[^\n]+)"),
         summary="NCCL WARN {detail}",
         phrases=("NCCL WARN",),
         examples=("gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",),
@@ -618,11 +403,11 @@ SIGNATURES: tuple[Signature, ...] = (
         # ("out of memory", CUDA_ERROR_OUT_OF_MEMORY), TensorFlow's BFC allocator ("OOM when allocating tensor
         # with shape[...]", a ResourceExhaustedError) and XLA/JAX ("RESOURCE_EXHAUSTED: Out of memory while
         # trying to allocate N bytes", "Resource exhausted: Out of memory").
-        pattern=_c(
+        pattern=rx(
             r"CUDA out of memory|CUDA error: out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
             r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out of memory"
         ),
-        extract=_cuda_oom,
+        extract=cuda_oom,
         summary="GPU out of memory (tried to allocate {tried})",
         phrases=(
             "CUDA out of memory",
@@ -653,14 +438,14 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.CUDA_ERROR,
         # torch's "CUDA error: %s" (cudaGetErrorString), the THC era's "cuda runtime error (%d) : %s at
         # file:line", and the driver API's names (CUDA_ERROR_ECC_UNCORRECTABLE in TensorFlow's stream executor).
-        pattern=_c(
+        pattern=rx(
             r"CUDA error: (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
             r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})",
             re.MULTILINE,
         ),
-        extract=_cuda_error,
+        extract=cuda_error,
         summary="CUDA error: {error}",
         phrases=("CUDA error", "cuda runtime error"),
         regexp="cudaerror[a-z]+",
@@ -681,7 +466,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="torchelastic-sigterm-received",
         kind=Kind.SIGTERM_RECEIVED,
-        pattern=_c(r"Received (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+) death signal"),
+        pattern=rx(r"Received (?:Signals\.)?(?P<signal>SIG[A-Z]+|\d+) death signal"),
         summary="launcher received {signal}, shutting down workers",
         phrases=("death signal",),
         examples=(
@@ -695,10 +480,10 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="torchelastic-child-failed",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=_c(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError:?"),
+        pattern=rx(r"torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError:?"),
         summary="torchrun: a worker failed (ChildFailedError)",
         phrases=("ChildFailedError",),
-        extract=_child_failed,
+        extract=child_failed,
         examples=(
             "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED",
             "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n======\ntrain.py FAILED\n------\n"
@@ -713,7 +498,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # then stopped its siblings, which is no reaction to another pod
         name="torchelastic-worker-failed",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=_c(r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
+        pattern=rx(r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
         summary="torchrun: local rank {local_rank} failed with exit code {exit_code}",
         phrases=("local_rank",),  # "api:failed" is one token to the standard analyzer
         convert={"exit_code": int, "local_rank": int, "pid": int},
@@ -726,7 +511,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="torchelastic-closing-workers",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=_c(
+        pattern=rx(
             r"Sending process (?P<pid>\d+) closing signal (?:Signals\.)?(?P<signal>SIG[A-Z]+)"
             r"|Closing process (?P<pid2>\d+) via signal (?:Signals\.)?(?P<signal2>SIG[A-Z]+)"
         ),
@@ -745,7 +530,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="mpirun-rank-exited",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=_c(
+        pattern=rx(
             r"mpirun noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\d+) on node (?P<host>\S+)"
             r" exited on signal (?P<signal>\d+)"
         ),
@@ -758,7 +543,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="mpirun-nonzero-exit",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=_c(
+        pattern=rx(
             r"mpirun detected that one or more processes exited with non-zero status"
             r"(?:[\s\S]*?Process name: \[\[\d+,\d+\],(?P<failed_rank>\d+)\])?(?:[\s\S]*?Exit code:\s*(?P<exit_code>-?\d+))?"
         ),
@@ -774,7 +559,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="sigterm-received",
         kind=Kind.SIGTERM_RECEIVED,
-        pattern=_c(
+        pattern=rx(
             r"\b(?:[Rr]eceived|[Gg]ot|[Cc]aught) (?:signal )?(?:Signals\.)?SIGTERM\b|\bSIGTERM received\b"
             r"|\b[Rr]eceived signal 15\b"
         ),
@@ -787,20 +572,20 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="checkpoint-megatron",
         kind=Kind.CHECKPOINT_SAVED,
-        pattern=_c(r"successfully saved checkpoint (?:from|at) iteration\s+(?P<step>\d+) to (?P<path>\S+)"),
+        pattern=rx(r"successfully saved checkpoint (?:from|at) iteration\s+(?P<step>\d+) to (?P<path>\S+)"),
         summary="checkpoint saved at step {step}",
         phrases=("successfully saved checkpoint",),
-        extract=_checkpoint,
+        extract=checkpoint,
         examples=("  successfully saved checkpoint from iteration    2000 to /checkpoints/llama-70b [ t 1/8, p 1/4 ]",),
         near_misses=("saving checkpoint at iteration    2000 to /checkpoints/llama-70b",),
     ),
     Signature(
         name="checkpoint-deepspeed",
         kind=Kind.CHECKPOINT_SAVED,
-        pattern=_c(r"Checkpoint global_step(?P<step>\d+) is ready now"),
+        pattern=rx(r"Checkpoint global_step(?P<step>\d+) is ready now"),
         summary="checkpoint saved at step {step}",
         phrases=("is ready now",),
-        extract=_checkpoint,
+        extract=checkpoint,
         examples=(
             "[2024-03-01 10:00:00,000] [INFO] [engine.py:3488:_save_zero_checkpoint] [Torch] Checkpoint global_step1000 is ready now!",
         ),
@@ -809,10 +594,10 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="checkpoint-hf-trainer",
         kind=Kind.CHECKPOINT_SAVED,
-        pattern=_c(r"Saving model checkpoint to (?P<path>\S*checkpoint-(?P<step>\d+)\S*)"),
+        pattern=rx(r"Saving model checkpoint to (?P<path>\S*checkpoint-(?P<step>\d+)\S*)"),
         summary="checkpoint saved at step {step}",
         phrases=("Saving model checkpoint to",),
-        extract=_checkpoint,
+        extract=checkpoint,
         examples=(
             "[INFO|trainer.py:3305] 2024-05-02 10:01:02,123 >> Saving model checkpoint to /output/checkpoint-500",
         ),
@@ -821,10 +606,10 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="checkpoint-lightning",
         kind=Kind.CHECKPOINT_SAVED,
-        pattern=_c(r"global step (?P<step>\d+):[^\n]{0,512}?saving model to '(?P<path>[^'\n]+)'"),
+        pattern=rx(r"global step (?P<step>\d+):[^\n]{0,512}?saving model to '(?P<path>[^'\n]+)'"),
         summary="checkpoint saved at step {step}",
         phrases=("saving model to",),
-        extract=_checkpoint,
+        extract=checkpoint,
         examples=(
             "Epoch 3, global step 1000: 'val_loss' reached 0.51234 (best 0.51234), saving model to"
             " '/ckpt/epoch=3-step=1000.ckpt' as top 1",
@@ -834,7 +619,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="checkpoint-generic",
         kind=Kind.CHECKPOINT_SAVED,
-        pattern=_c(r"(?<![Nn]o )(?<![Nn]ot )\b(?:[Cc]heckpoint (?:saved|written)|[Ss]aved (?:a |the )?checkpoint)\b"),
+        pattern=rx(r"(?<![Nn]o )(?<![Nn]ot )\b(?:[Cc]heckpoint (?:saved|written)|[Ss]aved (?:a |the )?checkpoint)\b"),
         summary="checkpoint saved",
         phrases=(
             "checkpoint saved",
@@ -843,7 +628,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "saved a checkpoint",
             "saved the checkpoint",
         ),
-        extract=_checkpoint,
+        extract=checkpoint,
         examples=(
             "Saved checkpoint to /ckpt/llama/step_1200 (step=1200)",
             "checkpoint saved: gs://bucket/run7/iter_0004000",
@@ -853,7 +638,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nic-link-down",
         kind=Kind.NETWORK_ERROR,
-        pattern=_c(r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
+        pattern=rx(r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
         summary="network link down on {device}",
         phrases=("Link is Down", "Link down"),
         examples=(
@@ -865,7 +650,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="mlx5-cable-error",
         kind=Kind.NETWORK_ERROR,
-        pattern=_c(
+        pattern=rx(
             r"mlx5_core (?P<device>[0-9a-fA-F:.]{1,32}):[^\n]{0,256}?Port module event\[error\]: module (?P<module>\d+), "
             r"(?P<detail>[^,\n]+)"
         ),
@@ -883,7 +668,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="netdev-watchdog",
         kind=Kind.NETWORK_ERROR,
-        pattern=_c(r"NETDEV WATCHDOG: (?P<device>\S+) \((?P<driver>[^)]+)\): transmit queue (?P<queue>\d+) timed out"),
+        pattern=rx(r"NETDEV WATCHDOG: (?P<device>\S+) \((?P<driver>[^)]+)\): transmit queue (?P<queue>\d+) timed out"),
         summary="NIC {device} transmit queue {queue} timed out",
         phrases=("NETDEV WATCHDOG",),
         convert={"queue": int},
@@ -896,7 +681,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # {...} {EventID:spot-itn-... Kind:SPOT_ITN ...}", v1.x) or in its event store's JSON ("Kind":"SPOT_ITN")
         name="nth-spot-interruption",
         kind=Kind.SPOT_INTERRUPTION,
-        pattern=_c(r"""Kind"?:"?(?P<event_type>SPOT_ITN)\b"""),
+        pattern=rx(r"""Kind"?:"?(?P<event_type>SPOT_ITN)\b"""),
         summary="aws-node-termination-handler: spot interruption notice",
         phrases=("SPOT_ITN",),
         wildcards=("?*spot_itn",),  # the struct form "Kind:SPOT_ITN" is one token to the analyzer
@@ -910,7 +695,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nth-scheduled-event",
         kind=Kind.MAINTENANCE_NOTICE,
-        pattern=_c(
+        pattern=rx(
             r"""Kind"?:"?(?P<event_type>SCHEDULED_EVENT)\b[^\n]{0,300}?Description"?:"?(?P<text>[^"\n]{1,200})"""
         ),
         summary="aws-node-termination-handler: EC2 scheduled event: {text}",
@@ -928,7 +713,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # Karpenter's interruption controller (controller.interruption): the SQS message it acts on
         name="karpenter-interruption",
         kind=Kind.SPOT_INTERRUPTION,
-        pattern=_c(r""""?messageKind"?[:=] ?"?(?P<event_type>SpotInterruptionKind)\b"""),
+        pattern=rx(r""""?messageKind"?[:=] ?"?(?P<event_type>SpotInterruptionKind)\b"""),
         summary="Karpenter: spot interruption, cordon and drain",
         phrases=("SpotInterruptionKind",),
         fixed={"provider": "aws", "action": "spot-interruption"},
@@ -944,7 +729,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # the platform's maintenance
         name="azure-scheduled-event-user",
         kind=Kind.POD_DELETED,
-        pattern=_c(
+        pattern=rx(
             r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Freeze|Terminate|Preempt)['"]"""
             r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]User['"]"""
         ),
@@ -963,7 +748,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="azure-scheduled-event",
         kind=Kind.MAINTENANCE_NOTICE,
-        pattern=_c(
+        pattern=rx(
             r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Freeze|Terminate|Preempt)['"]"""
             r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]Platform['"]"""
         ),
@@ -978,7 +763,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # with the run's metadata): SUCCEEDED is the run finishing well
         name="torchelastic-status-succeeded",
         kind=Kind.JOB_COMPLETED,
-        pattern=_c(r"torchelastic\.worker\.status\.SUCCEEDED"),
+        pattern=rx(r"torchelastic\.worker\.status\.SUCCEEDED"),
         summary="torchelastic: the workers finished (SUCCEEDED)",
         phrases=("torchelastic.worker.status.SUCCEEDED",),
         examples=('{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0}',),
@@ -988,7 +773,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # the node lifecycle controller's event, as klog writes it ("Event occurred" object=... reason="NodeNotReady")
         name="node-controller-not-ready",
         kind=Kind.NODE_NOT_READY,
-        pattern=_c(r'Event occurred\\?"[^\n]{0,400}?reason=\\?"(?P<reason>NodeNotReady)\\?"'),
+        pattern=rx(r'Event occurred\\?"[^\n]{0,400}?reason=\\?"(?P<reason>NodeNotReady)\\?"'),
         summary="the node controller marked the node NotReady",
         phrases=("Event occurred",),
         examples=(
@@ -1004,7 +789,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # "SRAM Uncorrectable Parity / SEC-DED" and "DRAM Uncorrectable"; only a non-zero count is a fault
         name="nvsmi-uncorrectable-count",
         kind=Kind.GPU_ECC_DBE,
-        pattern=_c(
+        pattern=rx(
             r"(?P<memory>SRAM|DRAM) Uncorrectable(?: Parity| SEC-DED)?[ \t]{0,40}: (?P<increase>[1-9]\d{0,9})\b"
         ),
         summary="{memory} uncorrectable ECC errors: {increase}",
@@ -1021,7 +806,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # thermal slowdown
         name="nvsmi-thermal-slowdown",
         kind=Kind.GPU_THERMAL,
-        pattern=_c(r"(?P<reason>HW Thermal Slowdown|SW Thermal Slowdown|HW Slowdown)[ \t]{0,40}: Active\b"),
+        pattern=rx(r"(?P<reason>HW Thermal Slowdown|SW Thermal Slowdown|HW Slowdown)[ \t]{0,40}: Active\b"),
         summary="GPU clocks slowed down: {reason} active",
         phrases=("Thermal Slowdown", "HW Slowdown"),
         examples=(
@@ -1035,14 +820,14 @@ SIGNATURES: tuple[Signature, ...] = (
         # starting %.1f seconds into the test. Reason: HW Slowdown / Thermal") and nvidia-smi's clock event reasons.
         name="dcgm-thermal-violation",
         kind=Kind.GPU_THERMAL,
-        pattern=_c(
+        pattern=rx(
             r"GPU (?P<gpu>\d{1,2}) Thermal violations totaling (?P<seconds>[\d.]{1,12}) ?second"
             r"|[Cc]locks? (?:are being throttled|throttl\w{0,3}) for GPU (?P<gpu2>\d{1,2})[^\n]{0,160}?"
             r"(?P<reason>HW Slowdown|HW Thermal Slowdown|SW Thermal Slowdown|[Tt]hermal)"
         ),
         summary="GPU thermal violation: {line}",
         phrases=("Thermal violations totaling", "clocks are being throttled", "clock throttling"),
-        extract=_whole,
+        extract=whole,
         examples=(
             "| Warning                   | GPU 0 Thermal violations totaling 13.3 second  |",
             "Clocks are being throttled for GPU 3 because of clock throttling starting 2.0 seconds into the test."
@@ -1055,7 +840,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # node's workers are stopped with it
         name="torchelastic-rendezvous-closed",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=_c(r"(?:torch\.distributed\.elastic\.rendezvous\.api\.)?RendezvousClosedError"),
+        pattern=rx(r"(?:torch\.distributed\.elastic\.rendezvous\.api\.)?RendezvousClosedError"),
         summary="torchelastic: the rendezvous was closed by another node",
         phrases=("RendezvousClosedError",),
         examples=("torch.distributed.elastic.rendezvous.api.RendezvousClosedError",),
@@ -1064,10 +849,10 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="python-traceback",
         kind=Kind.APP_EXCEPTION,
-        pattern=_c(r"Traceback \(most recent call last\):"),
+        pattern=rx(r"Traceback \(most recent call last\):"),
         summary="{exception}: {message}",
         phrases=("Traceback most recent call last",),
-        extract=_traceback,
+        extract=traceback,
         examples=(
             'Traceback (most recent call last):\n  File "/workspace/train.py", line 412, in <module>\n    main()\n'
             '  File "/workspace/data.py", line 88, in collate\n    ids = [s["input_ids"] for s in samples]\n'
@@ -1078,7 +863,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="python-exception-line",
         kind=Kind.APP_EXCEPTION,
-        pattern=_FINAL,
+        pattern=FINAL,
         summary="{exception}: {message}",
         wildcards=("?*error", "?*exception", "?*interrupt", "?*failure"),
         examples=("KeyError: 'input_ids'", "[rank3]: ValueError: expected sequence of length 4096 at dim 1 (got 4095)"),

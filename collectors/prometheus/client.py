@@ -7,18 +7,18 @@ session (headers, auth), never in a URL or a message: URLs are shown without cre
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import requests
-from prometheus_api_client import PrometheusConnect
+from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 
 from whathappened.config import PrometheusSettings
-from whathappened.errors import SourceError
+from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
 
 DEFAULT_TIMEOUT_S = 15.0
 
@@ -137,3 +137,34 @@ def error_text(response: requests.Response | None) -> str:
     except ValueError:
         pass
     return response.text.strip()[:300]
+
+
+def answered(request: Callable[[], Any], url: str, traffic: Traffic) -> list[dict[str, Any]]:
+    """The result of one query API call, or the SourceError that says in one line what went wrong."""
+    try:
+        result = request()
+    except requests.exceptions.Timeout:
+        raise SourceTimeout(f"Prometheus at {url} did not answer in time") from None
+    except requests.exceptions.SSLError:
+        raise SourceUnreachable(f"TLS handshake with {url} failed (certificate not trusted?)") from None
+    except requests.exceptions.ConnectionError:
+        raise SourceUnreachable(f"cannot connect to Prometheus at {url}") from None
+    except PrometheusApiClientException:
+        raise _http_error(url, traffic) from None
+    except (ValueError, KeyError, TypeError):
+        raise SourceError(f"Prometheus at {url} sent an answer that is not the query API's JSON") from None
+    if not isinstance(result, list):
+        raise SourceError(f"Prometheus at {url} sent an unexpected result type")
+    return result
+
+
+def _http_error(url: str, traffic: Traffic) -> SourceError:
+    response: requests.Response | None = getattr(traffic.last, "response", None)
+    status = response.status_code if response is not None else 0
+    text = error_text(response)
+    message = f"Prometheus at {url} answered HTTP {status}" + (f": {text}" if text else "")
+    if status in (401, 403):
+        return SourceForbidden(message)
+    if status in (408, 504):
+        return SourceTimeout(message)
+    return SourceError(message)

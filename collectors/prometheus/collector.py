@@ -23,33 +23,27 @@ from types import MappingProxyType
 from typing import Any
 
 import requests
-from prometheus_api_client import PrometheusApiClientException
 from whathappened.collectors.prometheus import edges as pe
 from whathappened.collectors.prometheus import queries as pq
 from whathappened.collectors.prometheus import util as pu
 from whathappened.collectors.prometheus.answers import SeriesBuilder, points
-from whathappened.collectors.prometheus.client import DEFAULT_TIMEOUT_S, error_text, make_client, public_url
-from whathappened.collectors.prometheus.model import Series, canonical_labels
+from whathappened.collectors.prometheus.client import DEFAULT_TIMEOUT_S, answered, make_client, public_url
+from whathappened.collectors.prometheus.model import Series, canonical_answer
 from whathappened.collectors.prometheus.promql import (
     CANONICAL,
     DCGM_NODE_LABELS,
     EXPORTED_WORKLOAD,
-    MAX_QUERY_CHARS,
     Selectors,
     Spelling,
     chunked_or,
-    placed,
-    quote,
-    regex_union,
 )
 from whathappened.collectors.prometheus.series import discover_from_series, events_from_series
 from whathappened.collectors.prometheus.snapshot import write_series
 
 from whathappened.config import PrometheusSettings, Settings
-from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
 from whathappened.model import TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
-from whathappened.timeutils import from_unix, to_unix
+from whathappened.timeutils import from_unix
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PrometheusCollector", "public_url"]
 
@@ -97,7 +91,7 @@ class PrometheusCollector:
         raw = self._instant(match.found(), end, raw=True)
         if raw:
             self._learn_workload(any("exported_pod" in r["metric"] for r in raw))
-        candidates_found = _canonical(raw)
+        candidates_found = canonical_answer(raw)
         pods = sorted({_pod_key(r["metric"]) for r in candidates_found})
         if not pods:
             names = self._instant(match.candidates(), end)
@@ -179,7 +173,7 @@ class PrometheusCollector:
             )
         self._spelling = spelling = pq.spelling_of(raw_gpus, present, self._spelling)
         present = sorted({pq.canonical_metric(name) for name in present})
-        gpu_refs = _canonical(raw_gpus, spelling)
+        gpu_refs = canonical_answer(raw_gpus, spelling)
         node_refs = pq.nodes_last_seen(gpu_refs)
         builder.add_last_seen(node_refs)
         label = spelling.node_label
@@ -227,7 +221,7 @@ class PrometheusCollector:
         step = pq.pick_step(scope.window.seconds)
         besides = [
             partial(self._range, query, scope.query, pq.PRESENCE_STEP_S)
-            for query in _last_seen_queries(tuple(vanished), scope.node_names, spelling)
+            for query in pq.last_seen_queries(tuple(vanished), scope.node_names, spelling)
         ]
         seen, answers = self._edge_answers(targets, spelling, models, scope.window, besides)
         for answer in seen:
@@ -245,14 +239,14 @@ class PrometheusCollector:
         """Edge points of the targets: over the whole window when they are few, else located coarsely first and
         then exact over the located spans. ``besides`` runs with the first round; its answers come back first."""
         step = pq.pick_step(window.seconds)
-        first, last = _grid(window, step)
+        first, last = pq.window_grid(window, step)
         spans: list[tuple[pe.Targets, float, float]] = []
         other: list[list[dict[str, Any]]] = []
         if targets and pe.fine_cost(targets, int((last - first) // step) + 1) <= self._direct_limit:
             spans.append((targets, first, last))
         elif targets:
             coarse = pe.coarse_step(step)
-            c_first, c_last = _grid(window, coarse)
+            c_first, c_last = pq.window_grid(window, coarse)
             work = [
                 partial(self._grid_range, q, c_first, c_last, coarse)
                 for q in pe.locate_queries(targets, spelling, models, step, pieces=self._pool_size)
@@ -289,7 +283,9 @@ class PrometheusCollector:
         first, last = pu.grid(scope.window, step)
         if not pods or first > last:
             return []
-        work = [partial(self._grid_range, expr, first, last, step) for expr in _util_queries(tuple(sorted(pods)), step)]
+        work = [
+            partial(self._grid_range, expr, first, last, step) for expr in pq.util_queries(tuple(sorted(pods)), step)
+        ]
         return pu.series_of_answer([item for answer in self._parallel(work) for item in answer])
 
     def _families(self, sel: Selectors, scope: Scope) -> list[str]:
@@ -324,17 +320,17 @@ class PrometheusCollector:
     def _instant(self, expr: str, at: datetime, raw: bool = False) -> list[dict[str, Any]]:
         """The answer in the canonical spelling (``raw``: as the server spelt it)."""
         answer = self._call(lambda: self._client.custom_query(expr, params={"time": at.timestamp()}))
-        return answer if raw else _canonical(answer, self._spelling)
+        return answer if raw else canonical_answer(answer, self._spelling)
 
     def _range(self, expr: str, query: Query, step: int) -> list[dict[str, Any]]:
         """From the first grid point after the window start to exactly its end (last samples are never missed)."""
-        first, last = _grid(query.window, step)
+        first, last = pq.window_grid(query.window, step)
         return self._grid_range(expr, first, last, step)
 
     def _grid_range(self, expr: str, first: float, last: float, step: int) -> list[dict[str, Any]]:
         """Exactly these grid points, so every server evaluates the same ones."""
         params = {"start": first, "end": last, "step": f"{step}s"}
-        return _canonical(
+        return canonical_answer(
             self._call(
                 lambda: self._client.custom_query_range(
                     expr, from_unix(first), from_unix(last), f"{step}s", params=params
@@ -344,32 +340,7 @@ class PrometheusCollector:
         )
 
     def _call(self, request: Callable[[], Any]) -> list[dict[str, Any]]:
-        try:
-            result = request()
-        except requests.exceptions.Timeout:
-            raise SourceTimeout(f"Prometheus at {self._url} did not answer in time") from None
-        except requests.exceptions.SSLError:
-            raise SourceUnreachable(f"TLS handshake with {self._url} failed (certificate not trusted?)") from None
-        except requests.exceptions.ConnectionError:
-            raise SourceUnreachable(f"cannot connect to Prometheus at {self._url}") from None
-        except PrometheusApiClientException:
-            raise self._http_error() from None
-        except (ValueError, KeyError, TypeError):
-            raise SourceError(f"Prometheus at {self._url} sent an answer that is not the query API's JSON") from None
-        if not isinstance(result, list):
-            raise SourceError(f"Prometheus at {self._url} sent an unexpected result type")
-        return result
-
-    def _http_error(self) -> SourceError:
-        response: requests.Response | None = getattr(self._traffic.last, "response", None)
-        status = response.status_code if response is not None else 0
-        text = error_text(response)
-        message = f"Prometheus at {self._url} answered HTTP {status}" + (f": {text}" if text else "")
-        if status in (401, 403):
-            return SourceForbidden(message)
-        if status in (408, 504):
-            return SourceTimeout(message)
-        return SourceError(message)
+        return answered(request, self._url, self._traffic)
 
     def _parallel(self, work: Sequence[Callable[[], Any]]) -> list[Any]:
         if len(work) <= 1 or self._pool_size == 1:
@@ -400,48 +371,6 @@ class PrometheusCollector:
 
 def _duration(seconds: float) -> str:
     return f"{round(seconds)}s"
-
-
-def _grid(window: Window, step: int) -> tuple[float, float]:
-    """The first and last point of the window's grid: back from its end by whole steps, after its start."""
-    last = to_unix(window.end)
-    first = last - (window.seconds // step) * step
-    return (first if first > to_unix(window.start) else first + step), last
-
-
-def _last_seen_queries(uuids: tuple[str, ...], nodes: Sequence[str], spelling: Spelling) -> list[str]:
-    """The last sample times of GPUs that stopped reporting, halved until each query is short enough for every
-    server (a node pool scaled away after the job can leave thousands)."""
-    if not uuids:
-        return []
-    gone = Selectors(tuple(nodes), (), spelling, uuids).gpu(pq.PRESENCE_METRIC, by_uuid=True)
-    query = pq.last_seen_query(gone, f"{spelling.node_label}, gpu, {spelling.uuid}, {pq.DCGM_POD_LABELS}")
-    if len(query) <= MAX_QUERY_CHARS or len(uuids) == 1:
-        return [query]
-    half = len(uuids) // 2
-    return _last_seen_queries(uuids[:half], nodes, spelling) + _last_seen_queries(uuids[half:], nodes, spelling)
-
-
-def _util_queries(pods: tuple[tuple[str, str], ...], step: int) -> list[str]:
-    """One query for the pods, halved until each is short enough for every server."""
-    namespaces = quote(regex_union(ns for ns, _ in pods))
-    names = quote(regex_union(name for _, name in pods))
-    exprs = pu.pod_util_queries(namespaces, names, step)
-    if max(len(e) for e in exprs) <= MAX_QUERY_CHARS or len(pods) == 1:
-        return exprs
-    half = len(pods) // 2
-    return _util_queries(pods[:half], step) + _util_queries(pods[half:], step)
-
-
-def _canonical(answer: list[dict[str, Any]], spelling: Spelling = CANONICAL) -> list[dict[str, Any]]:
-    """Query answers with their labels in the canonical spelling (``model.canonical_labels``), each node
-    under its own name."""
-    return [
-        {**item, "metric": placed(canonical_labels(item["metric"]), spelling.nodes_by_host)}
-        if "metric" in item
-        else item
-        for item in answer
-    ]
 
 
 def _pod_key(labels: Mapping[str, str]) -> tuple[str, str]:

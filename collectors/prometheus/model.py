@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
-from whathappened.collectors.prometheus.promql import METRIC
+from whathappened.collectors.prometheus.promql import CANONICAL, METRIC, Spelling, placed
 from whathappened.collectors.prometheus.vocab import canonical_metric
 
 _NO_LABELS: Mapping[str, str] = MappingProxyType({})
@@ -66,3 +67,14 @@ def canonical_series(series: Series) -> Series:
     if name == series.name and labels is series.labels:
         return series
     return Series(name, labels, series.samples)
+
+
+def canonical_answer(answer: list[dict[str, Any]], spelling: Spelling = CANONICAL) -> list[dict[str, Any]]:
+    """Query answers with their labels in the canonical spelling (``model.canonical_labels``), each node
+    under its own name."""
+    return [
+        {**item, "metric": placed(canonical_labels(item["metric"]), spelling.nodes_by_host)}
+        if "metric" in item
+        else item
+        for item in answer
+    ]

@@ -22,11 +22,12 @@ from types import MappingProxyType
 from typing import Any
 
 from whathappened.collectors.prometheus.edges import Targets, pod_matcher
-from whathappened.collectors.prometheus.events import EXPORTER_POD
+from whathappened.collectors.prometheus.placement import EXPORTER_POD
 from whathappened.collectors.prometheus.promql import (
     CANONICAL,
     DCGM_NODE_LABELS,
     EXPORTED_WORKLOAD,
+    MAX_QUERY_CHARS,
     METRIC,
     Selectors,
     Spelling,
@@ -47,10 +48,14 @@ from whathappened.collectors.prometheus.signals import (
     Where,
     fb_threshold_mib,
 )
+from whathappened.collectors.prometheus.util import pod_util_queries
 from whathappened.collectors.prometheus.vocab import canonical_metric, every_name
 
+from whathappened.model import Window
+from whathappened.timeutils import to_unix
+
 MIN_STEP_S = 15
-# Every label a dcgm-exporter series may name its pod with (see events.dcgm_pod): kept by aggregations.
+# Every label a dcgm-exporter series may name its pod with (see placement.dcgm_pod): kept by aggregations.
 DCGM_POD_LABELS = "pod, namespace, pod_name, pod_namespace, exported_pod, exported_namespace"
 # The presence metric in every name dcgm-exporter gives it (current, 1.x-compatibility)
 PRESENCE_NAMES = every_name(PRESENCE_METRIC)
@@ -292,3 +297,34 @@ def targets_of(
         MappingProxyType({m: frozenset(pods) for m in pod_signals}),
         MappingProxyType(where_node),
     )
+
+
+def last_seen_queries(uuids: tuple[str, ...], nodes: Sequence[str], spelling: Spelling) -> list[str]:
+    """The last sample times of GPUs that stopped reporting, halved until each query is short enough for every
+    server (a node pool scaled away after the job can leave thousands)."""
+    if not uuids:
+        return []
+    gone = Selectors(tuple(nodes), (), spelling, uuids).gpu(PRESENCE_METRIC, by_uuid=True)
+    query = last_seen_query(gone, f"{spelling.node_label}, gpu, {spelling.uuid}, {DCGM_POD_LABELS}")
+    if len(query) <= MAX_QUERY_CHARS or len(uuids) == 1:
+        return [query]
+    half = len(uuids) // 2
+    return last_seen_queries(uuids[:half], nodes, spelling) + last_seen_queries(uuids[half:], nodes, spelling)
+
+
+def util_queries(pods: tuple[tuple[str, str], ...], step: int) -> list[str]:
+    """One query for the pods, halved until each is short enough for every server."""
+    namespaces = quote(regex_union(ns for ns, _ in pods))
+    names = quote(regex_union(name for _, name in pods))
+    exprs = pod_util_queries(namespaces, names, step)
+    if max(len(e) for e in exprs) <= MAX_QUERY_CHARS or len(pods) == 1:
+        return exprs
+    half = len(pods) // 2
+    return util_queries(pods[:half], step) + util_queries(pods[half:], step)
+
+
+def window_grid(window: Window, step: int) -> tuple[float, float]:
+    """The first and last point of the window's grid: back from its end by whole steps, after its start."""
+    last = to_unix(window.end)
+    first = last - (window.seconds // step) * step
+    return (first if first > to_unix(window.start) else first + step), last

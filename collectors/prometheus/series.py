@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 from whathappened.collectors.prometheus import events as ev
 from whathappened.collectors.prometheus.model import Series, canonical_series
+from whathappened.collectors.prometheus.placement import EXPORTER_POD, node_of
 from whathappened.collectors.prometheus.promql import placed
 from whathappened.collectors.prometheus.signals import LOOKBACK_S, PRESENCE_METRIC, Where, derive, edges, signal_of
 from whathappened.collectors.prometheus.util import utilization_events
@@ -151,7 +152,7 @@ def scope_filter(scope: Scope) -> tuple[frozenset[str], frozenset[tuple[str, str
 
 def _in_scope(series: Series, nodes: frozenset[str], pods: frozenset[tuple[str, str]]) -> bool:
     if series.name == LAST_SEEN:
-        return ev.node_of(series.labels, nodes) in nodes
+        return node_of(series.labels, nodes) in nodes
     signal = signal_of(series)
     if signal is None:
         return False
@@ -159,7 +160,7 @@ def _in_scope(series: Series, nodes: frozenset[str], pods: frozenset[tuple[str, 
         return (series.labels.get("namespace", ""), series.labels.get("pod", "")) in pods
     if signal.where is Where.NODE:
         return series.labels.get("node") in nodes
-    return ev.node_of(series.labels, nodes) in nodes
+    return node_of(series.labels, nodes) in nodes
 
 
 def placed_on_nodes(series: list[Series], nodes: frozenset[str]) -> list[Series]:
@@ -169,11 +170,11 @@ def placed_on_nodes(series: list[Series], nodes: frozenset[str]) -> list[Series]
     hosts = {
         s.labels["pod"]: s.labels["node"]
         for s in series
-        if s.name == "kube_pod_info" and ev.EXPORTER_POD in s.labels.get("pod", "") and s.labels.get("node")
+        if s.name == "kube_pod_info" and EXPORTER_POD in s.labels.get("pod", "") and s.labels.get("node")
     }
     if not hosts:
         return series
-    return [_placed(s, hosts) if ev.node_of(s.labels, nodes) not in nodes else s for s in series]
+    return [_placed(s, hosts) if node_of(s.labels, nodes) not in nodes else s for s in series]
 
 
 def _placed(series: Series, hosts: Mapping[str, str]) -> Series:
@@ -182,7 +183,7 @@ def _placed(series: Series, hosts: Mapping[str, str]) -> Series:
 
 
 def _derivable(series: Series, nodes: frozenset[str]) -> bool:
-    return series.name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED") and ev.node_of(series.labels, nodes) in nodes
+    return series.name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED") and node_of(series.labels, nodes) in nodes
 
 
 def normalize(series: Iterable[Series]) -> list[Series]:
@@ -246,7 +247,7 @@ def _gpus_missing(series: list[Series], ctx: ev.Context, start: float, end: floa
     # Sparse (live) input says when series were last seen; raw history shows it in the samples themselves.
     presence = LAST_SEEN if any(s.name == LAST_SEEN for s in series) else PRESENCE_METRIC
     for one in series:
-        node, gpu = ev.node_of(one.labels, ctx.scope.node_names), one.label("gpu", "UUID", "uuid")
+        node, gpu = node_of(one.labels, ctx.scope.node_names), one.label("gpu", "UUID", "uuid")
         if one.name != presence or not one.samples or node is None:
             continue
         at = one.samples[-1][0]

@@ -26,6 +26,7 @@ from types import MappingProxyType
 
 from whathappened.collectors.prometheus import events as ev
 from whathappened.collectors.prometheus.model import Series
+from whathappened.collectors.prometheus.placement import dcgm_pod
 from whathappened.collectors.prometheus.vocab import every_name
 
 from whathappened.kinds import Kind
@@ -123,8 +124,8 @@ def _peak(series: Series) -> Series:
 
 
 def pod_of(labels: Mapping[str, str]) -> PodKey | None:
-    """The pod a dcgm series was attributed to, in any spelling the queries accept (see ev.dcgm_pod)."""
-    return ev.dcgm_pod(labels)
+    """The pod a dcgm series was attributed to, in any spelling the queries accept (see placement.dcgm_pod)."""
+    return dcgm_pod(labels)
 
 
 def derive_pod_util(series: Iterable[Series], pods: frozenset[PodKey], window: Window) -> list[Series]:

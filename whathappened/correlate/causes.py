@@ -1,5 +1,5 @@
 """The contract's cause codes (CONTRACT.md section 3): the one table a verdict's category, retryable, title, plain
-words and next step come from; the JSON Schema's cause enum is checked against it (tests/test_causes.py).
+words and next step come from; the JSON Schema's cause enum is checked against it (tests/correlate/test_causes.py).
 
 Beside the contract's two columns each cause carries a ``tier``, how strongly it explains a failure when several
 pods failed at once: infrastructure and hardware evidence outranks an application's own error, which outranks a

@@ -29,7 +29,7 @@ SCHEMA_FILE = "schema/whathappened-v1.schema.json"
 
 def schema() -> dict[str, Any]:
     """The JSON Schema of the document: the shipped file, its cause and category enums from the cause table, the
-    one place a cause is declared (tests/test_causes.py keeps the shipped file equal to this; ``make schema``
+    one place a cause is declared (tests/correlate/test_causes.py keeps the shipped file equal to this; ``make schema``
     writes it)."""
     text = resources.files("whathappened").joinpath(SCHEMA_FILE).read_text()
     return with_causes(json.loads(text))

@@ -1,0 +1,244 @@
+"""What a signature is (``Signature``) and the functions that pull a matched line's attributes out of it: ranks,
+NCCL work items, InfiniBand statuses, traceback frames, checkpoint paths, CUDA OOM sizes, the Xid a later Xid was
+caused by. The table of signatures is signatures.py."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from whathappened.collectors.logs.linescan import contains_any, required_literals
+
+from whathappened.kinds import Kind
+from whathappened.model import EMPTY, Severity
+
+Extractor = Callable[[re.Match[str], str], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Signature:  # see the module docstring; ``literals`` is derived from ``pattern``, never written by hand
+    name: str
+    kind: Kind | None
+    pattern: re.Pattern[str]
+    summary: str  # str.format over the attrs; a missing attr falls back to the line itself
+    examples: tuple[str, ...]
+    near_misses: tuple[str, ...]
+    phrases: tuple[str, ...] = ()
+    regexp: str | None = None
+    wildcards: tuple[str, ...] = ()
+    convert: Mapping[str, Callable[[str], Any]] = field(default_factory=lambda: EMPTY)
+    fixed: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    extract: Extractor | None = None
+    severity: Severity | None = None
+    literals: tuple[str, ...] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "literals", required_literals(self.pattern))
+
+    def search(self, line: str) -> re.Match[str] | None:
+        """The pattern's first match in a line already normalized and bounded (``linescan``), searched only when
+        the line holds one of the literals every match must contain."""
+        return self.pattern.search(line) if contains_any(line, self.literals) else None
+
+
+def pid(text: str) -> int | None:
+    digits = text.strip("'\"<>")
+    return int(digits) if digits.isdigit() else None
+
+
+def known(text: str) -> str | None:
+    """Drivers print ``<unknown>`` where there is no process context."""
+    return None if text.strip("'\"") in ("", "<unknown>") else text
+
+
+# --- extraction helpers (the few attributes a single regex cannot carry) -------------------------------------
+
+_WORK_FIELD = re.compile(r"(SeqNum|OpType|NumelIn|NumelOut|Timeout\(ms\))=([^,)\s]+)")
+_RANK = re.compile(r"\[Rank (\d+)\]|\[rank(\d+)\]")
+
+
+def _rank(text: str) -> dict[str, Any]:
+    match = _RANK.search(text)
+    if not match:
+        return {}
+    return {"rank": int(match.group(1) or match.group(2))}
+
+
+def nccl_work(match: re.Match[str], text: str) -> Mapping[str, Any]:
+    """torch's WorkNCCL(SeqNum=.., OpType=.., Timeout(ms)=..) description, in any field order."""
+    names = {
+        "SeqNum": "seq",
+        "OpType": "op",
+        "NumelIn": "numel_in",
+        "NumelOut": "numel_out",
+        "Timeout(ms)": "timeout_ms",
+    }
+    attrs: dict[str, Any] = _rank(text)
+    for key, value in _WORK_FIELD.findall(match.group(0)):
+        attrs[names[key]] = value if key == "OpType" else _int_or_text(value)
+    return attrs
+
+
+def _int_or_text(value: str) -> int | str:
+    return int(value) if value.lstrip("-").isdigit() else value
+
+
+def ranked(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    return _rank(text)
+
+
+# libibverbs enum ibv_wc_status, zero-based: what "error N" / "status=N" in NCCL's NET/IB WARN means.
+IBV_WC_STATUS = (
+    "SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR",
+    "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR",
+    "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR",
+    "INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR", "GENERAL_ERR",
+)  # fmt: skip
+
+
+def ib_status(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    status = int(match.group("status"))
+    name = IBV_WC_STATUS[status] if 0 <= status < len(IBV_WC_STATUS) else str(status)
+    return {"ib_status": status, "ib_status_name": name, "network": True}
+
+
+_FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
+    r'^[ \t]{0,64}File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<func>\S{1,256}))?', re.MULTILINE
+)
+FINAL = re.compile(
+    r"^(?:\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?(?P<exception>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)\b)"
+    r"(?::[ \t]*(?P<message>.*))?$",
+    re.MULTILINE,
+)
+
+
+def traceback_attrs(text: str) -> dict[str, Any]:
+    """exception, message, file, line, function of a Python traceback in ``text`` (innermost frame)."""
+    start = text.find("Traceback (most recent call last)")
+    if start < 0:
+        return {}
+    body = text[start:]
+    attrs: dict[str, Any] = {}
+    frames = list(_FRAME.finditer(body))
+    if frames:
+        last = frames[-1]
+        attrs.update(file=last.group("file"), line=int(last.group("line")))
+        if last.group("func"):
+            attrs["function"] = last.group("func")
+        body = body[last.end() :]
+    finals = list(FINAL.finditer(body))
+    if finals:
+        final = finals[-1]
+        attrs["exception"] = final.group("exception")
+        if final.group("message"):
+            attrs["message"] = final.group("message").strip()
+    return attrs
+
+
+def traceback(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    return traceback_attrs(text)
+
+
+_CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is quadratic on a page of blanks
+    ("failed_rank", re.compile(r"^[ \t]{0,64}rank[ \t]{0,8}:[ \t]{0,8}(\d{1,9})", re.MULTILINE), int),
+    ("local_rank", re.compile(r"\(local_rank:[ \t]{0,8}(\d{1,9})\)"), int),
+    ("exit_code", re.compile(r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}(-?\d{1,9})", re.MULTILINE), int),
+    (
+        "pid",
+        re.compile(
+            r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}(\d{1,9})\)", re.MULTILINE
+        ),
+        int,
+    ),
+    ("host", re.compile(r"^[ \t]{0,64}host[ \t]{0,8}:[ \t]{0,8}(\S{1,256})", re.MULTILINE), str),
+    ("signal", re.compile(r"Signal \d{1,3} \((SIG[A-Z]{1,12})\) received", re.MULTILINE), str),
+    ("script", re.compile(r"(?:^|: )[ \t]{0,64}(\S{1,512}) FAILED[ \t\r]{0,64}$", re.MULTILINE), str),
+)
+
+
+def child_failed(match: re.Match[str], text: str) -> Mapping[str, Any]:
+    """torch.distributed.elastic's ChildFailedError summary block (root cause rank, exit code, host)."""
+    attrs: dict[str, Any] = {}
+    for name, regex, convert in _CHILD_FIELDS:
+        found = regex.search(text, match.start())
+        if found:
+            attrs[name] = convert(found.group(1))
+    return attrs
+
+
+_STEP = re.compile(r"(?:global[_ ]step|step|iteration|iter)[\s=:_-]*(\d+)", re.IGNORECASE)
+_PATH = re.compile(r"""(?:to|at|in|:)\s+['"]?((?:/|gs://|s3://|az://|hdfs://)[^\s'",]+)""")
+
+
+def checkpoint(match: re.Match[str], text: str) -> Mapping[str, Any]:
+    attrs: dict[str, Any] = {}
+    groups = match.groupdict()
+    step = groups.get("step") or _first(_STEP, text)
+    path = groups.get("path") or _first(_PATH, text)
+    if step:
+        attrs["step"] = int(step)
+    if path:
+        attrs["path"] = path.rstrip(".")
+    return attrs
+
+
+_OOM_TRIED = re.compile(r"Tried to allocate (?P<tried>[\d.]+ ?[KMGT]i?B)")
+_OOM_GPU = re.compile(r"\bGPU (?P<gpu>\d+)\b")
+
+
+def cuda_oom(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    attrs = {}
+    tried, gpu = _OOM_TRIED.search(text), _OOM_GPU.search(text)
+    if tried:
+        attrs["tried"] = tried.group("tried")
+    if gpu:
+        attrs["gpu"] = gpu.group("gpu")
+    return attrs
+
+
+def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    """One ``error`` whichever form said it: the runtime's string, or the driver's name in words."""
+    if match.group("runtime_error"):
+        return {"error": match.group("runtime_error"), "code": int(match.group("runtime_code"))}
+    name = match.group("driver_error")
+    if name:
+        return {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}
+    return {}
+
+
+# The kubelet's cgroup of a pod, in the lines the OOM killer prints with its kill: cgroup v1 "Task in
+# /kubepods/burstable/pod<uid>/<container> killed as a result of limit of ...", cgroup v2 "oom-kill:constraint=
+# CONSTRAINT_MEMCG,...,oom_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid with _>.slice".
+_POD_CGROUP = re.compile(
+    r"kubepods[/a-z._-]{0,64}?pod(?P<uid>[0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})"
+)
+
+
+def oom_pod(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    found = _POD_CGROUP.search(text)
+    return {"pod_uid": found.group("uid").replace("_", "-")} if found else {}
+
+
+# RM appends the root cause of a sympathetic report: "Ch 00000008 caused by previous Xid 95" (kernel_rc.c
+# rootCauseXidStr, R535+)
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,3})")
+
+
+def xid_cause(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    found = _CAUSED_BY.search(match.group("text") or "")
+    return {"caused_by_xid": int(found.group(1))} if found else {}
+
+
+def whole(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+    return {"line": match.group(0)}
+
+
+def _first(regex: re.Pattern[str], text: str) -> str | None:
+    found = regex.search(text)
+    return found.group(1) if found else None
+
+
+def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)

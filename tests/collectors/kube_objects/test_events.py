@@ -1,0 +1,220 @@
+"""Kubernetes Events in both API shapes and the archived one, and the reason table that reads them."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from typing import Any
+
+import pytest
+from whathappened.collectors.kube_objects.parse import (
+    REASONS,
+    parse_event,
+)
+
+from tests.collectors.kube_objects.test_parse import SCENARIOS, at, node_event, recorded
+from tests.doubles.kube.store import to_events_v1
+from whathappened.kinds import Kind
+from whathappened.model import Severity
+
+# --- events: both API shapes and the archive ---
+
+
+def test_core_v1_maintenance_notice() -> None:
+    raw = next(e for e in recorded("maintenance-eviction", "events") if e["reason"] == "RebootScheduled")
+    event = parse_event(raw)
+    assert event is not None
+    assert (event.kind, event.at, event.subject.node) == (
+        Kind.MAINTENANCE_NOTICE,
+        at("2026-11-13T09:00:00Z"),
+        raw["involvedObject"]["name"],
+    )
+    assert event.attrs["provider"] == "azure"
+    assert event.attrs["event_type"] == "Reboot"
+    assert event.attrs["not_before"] == at("2026-11-13T09:15:00Z")  # read from the message's own time
+    assert event.severity is Severity.WARNING
+
+
+def test_events_k8s_io_shape_gives_the_same_event() -> None:
+    for raw in recorded("maintenance-eviction", "events") + recorded("oom-killed", "events"):
+        core, newer = parse_event(raw), parse_event(to_events_v1(raw))
+        assert core is not None and newer is not None
+        assert core.identity == newer.identity
+        assert core.attrs["count"] == newer.attrs["count"]
+
+
+def test_events_k8s_io_with_event_time_and_series() -> None:
+    raw = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "w-0.abc", "namespace": "ml", "uid": "u1", "creationTimestamp": "2026-11-20T06:59:00Z"},
+        "eventTime": "2026-11-20T07:00:00.123456Z",
+        "series": {"count": 4, "lastObservedTime": "2026-11-20T07:03:00.000001Z"},
+        "reportingController": "kubelet",
+        "reportingInstance": "node-a",
+        "action": "Killing",
+        "reason": "Unhealthy",
+        "regarding": {
+            "kind": "Pod",
+            "namespace": "ml",
+            "name": "w-0",
+            "uid": "p1",
+            "fieldPath": "spec.containers{trainer}",
+        },
+        "note": 'Liveness probe failed: Get "http://10.0.0.1:8080/healthz": context deadline exceeded',
+        "type": "Warning",
+    }
+    event = parse_event(raw)
+    assert event is not None
+    assert event.kind == Kind.PROBE_FAILED and event.attrs["probe"] == "liveness"
+    assert event.at == at("2026-11-20T07:00:00.123456Z")  # eventTime first
+    assert (event.subject.namespace, event.subject.pod, event.subject.container, event.subject.node) == (
+        "ml",
+        "w-0",
+        "trainer",
+        "node-a",
+    )
+    assert event.attrs["count"] == 4
+    assert event.attrs["last_seen"] == at("2026-11-20T07:03:00.000001Z")
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"eventTime": "2026-11-20T07:05:00Z", "lastTimestamp": "2026-11-20T07:04:00Z"}, "2026-11-20T07:05:00Z"),
+        ({"series": {"count": 2, "lastObservedTime": "2026-11-20T07:06:00Z"}}, "2026-11-20T07:06:00Z"),
+        ({"firstTimestamp": "2026-11-20T07:01:00Z", "lastTimestamp": None}, "2026-11-20T07:01:00Z"),
+        ({"firstTimestamp": None, "lastTimestamp": None}, "2026-11-20T07:00:00Z"),  # creationTimestamp
+    ],
+)
+def test_event_time_precedence(fields: dict[str, Any], expected: str) -> None:
+    raw = node_event("NodeNotReady", "Node node-a status is now: NodeNotReady")
+    raw.update(firstTimestamp="2026-11-20T06:00:00Z", lastTimestamp=None)
+    raw.update(fields)
+    event = parse_event(raw)
+    assert event is not None and event.at == at(expected)
+
+
+def test_archived_exporter_event_parses_like_the_api_one() -> None:
+    lines = (SCENARIOS["history-after-deletion"].path / "logs.ndjson").read_text().splitlines()
+    archived = [json.loads(b) for a, b in itertools.pairwise(lines) if "kube-events" in a]
+    assert archived
+    for doc in archived:
+        plain = copy.deepcopy(doc)
+        plain.pop("@timestamp")
+        plain["involvedObject"].pop("labels", None)
+        assert parse_event(doc) is not None
+        assert parse_event(doc).identity == parse_event(plain).identity  # type: ignore[union-attr]
+
+
+# --- the reason table ---
+
+REQUIRED: list[tuple[str, str, str, Kind]] = [
+    ("Killing", "Stopping container pytorch", "Pod", Kind.KILLING),
+    ("Evicted", "The node was low on resource: memory. ", "Pod", Kind.EVICTED),
+    ("Preempted", "Preempted by pod 3c2b-uid on node node-b", "Pod", Kind.PREEMPTED),
+    ("Preempting", "Preempted in order to admit critical pod", "Pod", Kind.PREEMPTED),
+    ("FailedScheduling", "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.", "Pod", Kind.FAILED_SCHEDULING),
+    ("TaintManagerEviction", "Marking for deletion Pod ml/w-0", "Pod", Kind.TAINT_EVICTION),
+    ("NodeNotReady", "Node node-a status is now: NodeNotReady", "Node", Kind.NODE_NOT_READY),
+    ("NodeNotSchedulable", "Node node-a status is now: NodeNotSchedulable", "Node", Kind.NODE_CORDONED),
+    ("NodeSchedulable", "Node node-a status is now: NodeSchedulable", "Node", Kind.NODE_UNCORDONED),
+    ("Rebooted", "Node node-a has been rebooted, boot id: 1b2c", "Node", Kind.NODE_REBOOTED),
+    ("EvictionThresholdMet", "Attempting to reclaim memory", "Node", Kind.NODE_PRESSURE),
+    (
+        "OOMKilling",
+        "Memory cgroup out of memory: Killed process 41232 (python) total-vm:1kB, anon-rss:1kB, file-rss:1kB",
+        "Node",
+        Kind.KERNEL_OOM,
+    ),
+    ("RebootScheduled", "Reboot Scheduled for Fri, 20 Nov 2026 07:16:00 GMT", "Node", Kind.MAINTENANCE_NOTICE),
+    ("FreezeScheduled", "Freeze Scheduled for Fri, 20 Nov 2026 06:55:00 GMT", "Node", Kind.MAINTENANCE_NOTICE),
+    ("RedeployScheduled", "Redeploy Scheduled for Fri, 20 Nov 2026 06:55:00 GMT", "Node", Kind.MAINTENANCE_NOTICE),
+    ("TerminateScheduled", "Terminate Scheduled for Fri, 20 Nov 2026 06:55:00 GMT", "Node", Kind.MAINTENANCE_NOTICE),
+    (
+        "PreemptScheduled",
+        "Preempt Scheduled: Sat, 01 Aug 2026 05:41:02 GMT. EventId: 40B7BD88-C56E-44E4-93F6-75CEDACE2869",
+        "Node",
+        Kind.SPOT_INTERRUPTION,
+    ),
+    (
+        "SpotInterruption",
+        "Spot ITN received. Instance will be interrupted at 2026-11-20T07:12:00Z \n",
+        "Node",
+        Kind.SPOT_INTERRUPTION,
+    ),
+    (
+        "ScheduledEvent",
+        "system-reboot will occur between 21 Jan 2019 09:00:43 GMT and 21 Jan 2019 09:17:23 GMT because scheduled reboot\n",
+        "Node",
+        Kind.MAINTENANCE_NOTICE,
+    ),
+    (
+        "RebalanceRecommendation",
+        "Rebalance recommendation received. Instance will be cordoned at 2026-11-20T07:00:00Z \n",
+        "Node",
+        Kind.REBALANCE_RECOMMENDATION,
+    ),
+    ("CordonAndDrain", "Node successfully cordoned and drained", "Node", Kind.DRAIN),
+    ("ImpendingNodeTermination", "Node is going to be terminated", "Node", Kind.MAINTENANCE_NOTICE),
+    ("RemovingNode", "Removing Node node-a from Controller", "Node", Kind.NODE_DELETED),
+    ("NodeLost", "Node node-a is unresponsive", "Node", Kind.NODE_DELETED),
+    ("DeletingNode", "Deleting node node-a because it does not exist in the cloud provider", "Node", Kind.NODE_DELETED),
+    ("BackOff", "Back-off restarting failed container app in pod w-0_ml(uid)", "Pod", Kind.BACK_OFF),
+    ("BackOff", 'Back-off pulling image "nvcr.io/x:1"', "Pod", Kind.IMAGE_PULL_FAILED),
+    ("Failed", 'Failed to pull image "nvcr.io/x:1": rpc error: not found', "Pod", Kind.IMAGE_PULL_FAILED),
+    ("Failed", "Error: ErrImagePull", "Pod", Kind.IMAGE_PULL_FAILED),
+    ("Failed", "Error: ImagePullBackOff", "Pod", Kind.IMAGE_PULL_FAILED),
+    ("Failed", 'Error: secret "hf-token" not found', "Pod", Kind.CONFIG_ERROR),
+    ("Failed", "Error: CreateContainerConfigError", "Pod", Kind.CONFIG_ERROR),
+    ("FailedMount", 'MountVolume.SetUp failed for volume "data" : configmap "x" not found', "Pod", Kind.CONFIG_ERROR),
+    ("Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 500", "Pod", Kind.PROBE_FAILED),
+    ("DeadlineExceeded", "Job was active longer than specified deadline", "Job", Kind.DEADLINE_EXCEEDED),
+    ("BackoffLimitExceeded", "Job has reached the specified backoff limit", "Job", Kind.DEADLINE_EXCEEDED),
+    ("Completed", "Job completed", "Job", Kind.JOB_COMPLETED),
+    ("SuccessfulDelete", "Deleted pod: w-0", "Job", Kind.POD_DELETED),
+    ("Pulled", 'Successfully pulled image "x"', "Pod", Kind.KUBE_EVENT),
+    ("KernelDeadlock", "task docker:7 blocked for more than 120 seconds.", "Node", Kind.NODE_CONDITION),
+    ("GPUXid", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Node", Kind.GPU_XID),
+]
+
+
+@pytest.mark.parametrize(("reason", "message", "involved", "kind"), REQUIRED, ids=[f"{r[0]}-{r[3]}" for r in REQUIRED])
+def test_reason_table(reason: str, message: str, involved: str, kind: Kind) -> None:
+    event = parse_event(node_event(reason, message, kind=involved))
+    assert event is not None and event.kind == kind
+
+
+def test_notice_attributes() -> None:
+    spot = parse_event(node_event("SpotInterruption", REQUIRED[17][1], component="aws-node-termination-handler"))
+    aws = parse_event(node_event("ScheduledEvent", REQUIRED[18][1]))
+    preempt = parse_event(node_event("PreemptScheduled", REQUIRED[16][1]))
+    gke = parse_event(node_event("ImpendingNodeTermination", "Node is going to be terminated"))
+    assert spot is not None and aws is not None and preempt is not None and gke is not None
+    assert (spot.attrs["provider"], spot.attrs["not_before"]) == ("aws", at("2026-11-20T07:12:00Z"))
+    assert (aws.attrs["event_type"], aws.attrs["not_before"]) == ("system-reboot", at("2019-01-21T09:00:43Z"))
+    assert (preempt.attrs["provider"], preempt.attrs["event_id"]) == ("azure", "40B7BD88-C56E-44E4-93F6-75CEDACE2869")
+    assert preempt.attrs["not_before"] == at("2026-08-01T05:41:02Z")
+    assert gke.attrs["provider"] == "gcp" and "not_before" not in gke.attrs
+
+
+def test_kind_attributes() -> None:
+    oom = parse_event(node_event(*REQUIRED[11][:2]))
+    xid = parse_event(node_event(*REQUIRED[-1][:2]))
+    preempted = parse_event(node_event(*REQUIRED[2][:2], kind="Pod"))
+    evicted = parse_event(node_event(*REQUIRED[1][:2], kind="Pod"))
+    assert oom is not None and (oom.attrs["pid"], oom.attrs["process"]) == (41232, "python")
+    assert xid is not None and (xid.attrs["xid"], xid.attrs["pci"]) == (79, "0000:3b:00")
+    assert preempted is not None and preempted.attrs["by"] == "3c2b-uid"
+    assert evicted is not None and evicted.attrs["resource"] == "memory"
+
+
+def test_reason_table_is_data_over_known_kinds() -> None:
+    assert all(isinstance(row.kind, Kind) for row in REASONS.values())
+    assert {"RebootScheduled", "SpotInterruption", "CordonAndDrain", "OOMKilling"} <= set(REASONS)
+
+
+def test_pod_warning_outside_the_table_is_kept_as_a_warning() -> None:
+    event = parse_event(node_event("FailedCreatePodSandBox", "Failed to create pod sandbox: cni failed", kind="Pod"))
+    assert event is not None and (event.kind, event.severity) == (Kind.KUBE_EVENT, Severity.WARNING)

@@ -1,0 +1,83 @@
+"""Discovery from series: the first label key wins, owners as the fallback, and a deleted pod known from its history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from whathappened.collectors.prometheus.series import discover_from_series
+
+from tests.collectors.prometheus.test_events import T0, WINDOW, series
+from whathappened.scope import Query
+
+# --- discovery -------------------------------------------------------------------------------------------------
+
+
+def query(experiment: str = "llama-70b-run7", namespace: str | None = "research") -> Query:
+    return Query(experiment, namespace, WINDOW)
+
+
+def test_discovery_first_label_key_wins_and_owner_fallback() -> None:
+    base = {"namespace": "research"}
+    found = discover_from_series(
+        [
+            series(
+                "kube_pod_labels",
+                {**base, "pod": "w-0", "label_training_kubeflow_org_job_name": "llama-70b-run7"},
+                [1, 1],
+            ),
+            # `experiment` comes first in the key order and names another run: not ours
+            series(
+                "kube_pod_labels",
+                {**base, "pod": "w-9", "label_experiment": "other", "label_job_name": "llama-70b-run7"},
+                [1],
+            ),
+            series("kube_pod_labels", {**base, "pod": "job-x"}, [1]),
+            series(
+                "kube_pod_info",
+                {**base, "pod": "job-x", "node": "n2", "created_by_kind": "Job", "created_by_name": "llama-70b-run7"},
+                [1],
+            ),
+            series(
+                "kube_pod_info",
+                {**base, "pod": "w-0", "node": "n1", "created_by_kind": "JobSet", "created_by_name": "x"},
+                [1, 1],
+            ),
+            series(
+                "kube_pod_labels", {"namespace": "elsewhere", "pod": "w-0", "label_experiment": "llama-70b-run7"}, [1]
+            ),
+        ],
+        query(),
+    )
+    assert [(p.name, p.node) for p in found.pods] == [("job-x", "n2"), ("w-0", "n1")]
+    assert found.pods[1].labels["training.kubeflow.org/job-name"] == "llama-70b-run7"
+    assert found.candidates == ("llama-70b-run7", "other")
+    assert [n.name for n in found.nodes] == ["n1", "n2"]
+
+
+def test_discovery_of_a_deleted_pod_from_its_history() -> None:
+    pod = {"namespace": "research", "pod": "w-0", "uid": "u"}
+    found = discover_from_series(
+        [
+            series("kube_pod_labels", {**pod, "label_experiment": "llama-70b-run7"}, [1] * 80, start=T0 + 120),
+            series(
+                "kube_pod_info",
+                {**pod, "node": "n1", "created_by_kind": "JobSet", "created_by_name": "llama-70b-run7"},
+                [1] * 80,
+                start=T0 + 120,
+            ),
+            series("kube_pod_status_phase", {**pod, "phase": "Pending"}, [1] + [0] * 79, start=T0 + 120),
+            series("kube_pod_status_phase", {**pod, "phase": "Running"}, [0] + [1] * 60 + [0] * 19, start=T0 + 120),
+            series("kube_pod_status_phase", {**pod, "phase": "Failed"}, [0] * 61 + [1] * 19, start=T0 + 120),
+        ],
+        query(namespace=None),
+    )
+    [p] = found.pods
+    stamp = lambda s: datetime.fromtimestamp(T0 + s, UTC)  # noqa: E731
+    assert (p.created, p.started, p.ended, p.deleted, p.phase) == (
+        stamp(120),
+        stamp(150),
+        stamp(1950),
+        stamp(2490),
+        "Failed",
+    )
+    assert (p.owner_kind, p.owner_name, p.uid) == ("JobSet", "llama-70b-run7", "u")

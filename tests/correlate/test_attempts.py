@@ -1,0 +1,229 @@
+"""An experiment's attempts (CONTRACT.md section 2): grouped by JobSet's restart-attempt label or by the owner's
+UID generations, each explained on its own; the answer is the latest attempt's, in every form."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+
+from tests.correlate.builders import START, at, ev, exited, pod, scope_of, timeline_of
+from whathappened.correlate.incidents import INDEX_LABEL, RESTART_LABEL, attempts_of, restart_waves
+from whathappened.explain import assemble
+from whathappened.gather import Gathered
+from whathappened.kinds import Kind
+from whathappened.model import SourceReport, SourceStatus
+from whathappened.render.jsonout import render_json, schema
+from whathappened.render.markdown import render_markdown
+
+
+def labelled(name: str, attempt: int | None, minutes: float, node: str = "node-a"):
+    started = START + timedelta(minutes=minutes)
+    one = pod(name, node, started=started)
+    return replace(one, labels={RESTART_LABEL: str(attempt)} if attempt is not None else {})
+
+
+def test_jobset_restart_labels_make_attempts_and_unlabelled_pods_join_the_one_begun() -> None:
+    first = [labelled("w-0-a", 0, 0), labelled("w-1-a", 0, 0)]
+    second = [labelled("w-0-b", 1, 60), labelled("w-1-b", 1, 60)]
+    late = labelled("w-2-b", None, 61)  # known only from a source without labels
+    groups = attempts_of([*second, late, *first])
+    assert [sorted(p.name for p in g) for g in groups] == [["w-0-a", "w-1-a"], ["w-0-b", "w-1-b", "w-2-b"]]
+
+
+def test_a_resubmission_is_a_new_owner_uid_under_the_same_name() -> None:
+    old = [replace(pod(f"job-{i}-x", started=at(5)), owner_name="job", owner_uid="uid-1") for i in range(2)]
+    new = [replace(pod(f"job-{i}-y", started=at(50)), owner_name="job", owner_uid="uid-2") for i in range(2)]
+    groups = attempts_of([*new, *old])
+    assert [[p.owner_uid for p in g] for g in groups] == [["uid-1", "uid-1"], ["uid-2", "uid-2"]]
+
+
+def job_pod(name: str, index: str | None, created: float, ended: float | None):
+    one = replace(pod(name, started=at(created)), owner_kind="Job", owner_name="job", owner_uid="uid-1")
+    return replace(
+        one,
+        ended=at(ended) if ended is not None else None,
+        labels={INDEX_LABEL: index} if index is not None else {},
+    )
+
+
+def test_a_jobs_replacements_of_failed_pods_are_its_next_attempts() -> None:
+    """An indexed Job replaces each failed pod (same Job, same index, a new pod): per index, a replacement created
+    after an earlier pod of its index ended is the next attempt; an index that never failed stays in the first."""
+    first = [job_pod("job-0-a", "0", 0, 30), job_pod("job-1-a", "1", 0, 30.2), job_pod("job-2-a", "2", 0, None)]
+    second = [job_pod("job-0-b", "0", 31, 70), job_pod("job-1-b", "1", 31, 70)]
+    third = [job_pod("job-0-c", "0", 71, None)]
+    groups = attempts_of([*third, *second, *first])
+    assert [sorted(p.name for p in g) for g in groups] == [
+        ["job-0-a", "job-1-a", "job-2-a"],
+        ["job-0-b", "job-1-b"],
+        ["job-0-c"],
+    ]
+
+
+def test_a_job_without_indexes_counts_the_waves_of_ends_before_each_pod() -> None:
+    """A Job without completion indexes: its pods that ended together (within two minutes) are one wave, and a pod
+    created after n waves is attempt n + 1."""
+    first = [job_pod("job-a", None, 0, 30), job_pod("job-b", None, 0, 31)]
+    second = [job_pod("job-c", None, 32, None), job_pod("job-d", None, 32, None)]
+    assert [sorted(p.name for p in g) for g in attempts_of([*second, *first])] == [
+        ["job-a", "job-b"],
+        ["job-c", "job-d"],
+    ]
+    # nothing ended before any pod was created: one run
+    assert [len(g) for g in attempts_of([job_pod("job-a", None, 0, 30), job_pod("job-b", None, 1, None)])] == [2]
+
+
+def test_one_run_is_one_attempt_even_with_several_owners() -> None:
+    """A JobSet's replicated Jobs are different owners (names and UIDs): still one run."""
+    pods = [replace(pod(f"js-workers-{i}-0-x"), owner_name=f"js-workers-{i}", owner_uid=f"u{i}") for i in range(3)]
+    assert [len(g) for g in attempts_of(pods)] == [3]
+    assert attempts_of([]) == ()
+
+
+def test_restarts_close_together_are_one_wave_and_a_restart_nothing_followed_is_none() -> None:
+    """A gang's containers restart within minutes of each other: one wave. A restart counter that moved when a
+    container died for the last time (it backs off and never starts again) begins no attempt."""
+    a, b = pod("w-0", phase="Running"), pod("w-1", phase="Running")
+    events = [
+        ev(Kind.CONTAINER_RESTARTED, at(20), a.name, "node-a", restarts=1),
+        ev(Kind.CONTAINER_RESTARTED, at(21), b.name, "node-a", restarts=1),
+        ev(Kind.CONTAINER_STARTED, at(21, 10), a.name, "node-a"),
+        ev(Kind.CONTAINER_RESTARTED, at(50), a.name, "node-a", restarts=2),
+        ev(Kind.CONTAINER_RESTARTED, at(60), pod("other").name, "node-a", restarts=1),  # not the experiment's
+    ]
+    assert restart_waves([a, b], timeline_of(events)) == (at(20),)
+    assert restart_waves([a, b], timeline_of([*events, ev(Kind.CONTAINER_STARTED, at(50, 10), b.name, "node-a")])) == (
+        at(20),
+        at(50),
+    )
+
+
+def test_containers_restarted_in_place_are_attempts_of_the_same_pods() -> None:
+    """The same two pods, their containers restarted in place after attempt 1's GPU fault; attempt 2 ends in a
+    CUDA OOM: each attempt has its own root cause and span, the answer is attempt 2's, one verdict per pod."""
+    a, b = replace(pod("w-0"), started=at(30, 10)), replace(pod("w-1"), started=at(30, 10))
+    events = [
+        ev(Kind.CONTAINER_STARTED, START, a.name, "node-a", previous=True),
+        ev(Kind.CONTAINER_STARTED, START, b.name, "node-b", previous=True),
+        ev(Kind.GPU_XID, at(29), node="node-a", gpu="3", source="logs", xid=48),
+        ev(Kind.CUDA_ERROR, at(29, 2), a.name, "node-a", source="logs", error="uncorrectable ECC error encountered"),
+        ev(Kind.CONTAINER_TERMINATED, at(29, 9), a.name, "node-a", exit_code=1, reason="Error", previous=True),
+        ev(Kind.NCCL_ERROR, at(29, 20), b.name, "node-b", source="logs"),
+        ev(Kind.CONTAINER_TERMINATED, at(29, 26), b.name, "node-b", exit_code=1, reason="Error", previous=True),
+        ev(Kind.CONTAINER_RESTARTED, at(30), a.name, "node-a", source="prometheus", restarts=1),
+        ev(Kind.CONTAINER_RESTARTED, at(30), b.name, "node-b", source="prometheus", restarts=1),
+        ev(Kind.CONTAINER_STARTED, at(30, 10), a.name, "node-a"),
+        ev(Kind.CONTAINER_STARTED, at(30, 10), b.name, "node-b"),
+        ev(Kind.CUDA_OOM, at(70), b.name, "node-b", source="logs", tried="2.00 GiB", gpu="0"),
+        exited(b.name, "node-b", at(70, 8), 1),
+        ev(Kind.LAUNCHER_TEARDOWN, at(70, 9), a.name, "node-a", source="logs"),
+        exited(a.name, "node-a", at(70, 14), 143),
+    ]
+    pods = [replace(a, node="node-a"), replace(b, node="node-b")]
+    report = assemble(gathered(pods, events))
+    assert [t.root_cause.cause if t.root_cause else None for t in report.attempts] == ["gpu-memory-error", "cuda-oom"]
+    assert [(t.root_cause.pod if t.root_cause else None) for t in report.attempts] == ["w-0", "w-1"]
+    assert [(t.start, t.end) for t in report.attempts] == [(a.created, at(30)), (at(30), at(70, 14))]
+    assert report.root_cause is not None and (report.root_cause.pod, report.root_cause.cause) == ("w-1", "cuda-oom")
+    assert sorted(v.pod for v in report.verdicts) == ["w-0", "w-1"]
+    chain = [report.timeline[i] for i in report.chain]
+    assert chain and all(e.at >= at(30) for e in chain)  # the latest attempt's own evidence, whole-timeline indexes
+    assert report.timeline[report.root_cause.evidence[0]].kind == Kind.CUDA_OOM
+
+
+def gathered(pods, events) -> Gathered:
+    source = SourceReport(name="kubernetes", status=SourceStatus.OK, detail="")
+    return Gathered(scope=scope_of(pods), timeline=timeline_of(events), sources=(source,))
+
+
+def test_each_attempt_is_explained_and_the_answer_is_the_latest() -> None:
+    """Attempt 1 was OOM-killed; JobSet restarted it; attempt 2 died of CUDA OOM: the answer is attempt 2's, and
+    the history names both."""
+    a, b = labelled("w-0-a", 0, 0), labelled("w-0-b", 1, 30)
+    events = [
+        ev(Kind.CONTAINER_STARTED, START + timedelta(seconds=20), a.name, "node-a"),
+        ev(Kind.OOM_KILLED, at(20), a.name, "node-a", exit_code=137, reason="OOMKilled"),
+        exited(a.name, "node-a", at(20), 137, "OOMKilled"),
+        ev(Kind.CONTAINER_STARTED, START + timedelta(minutes=30, seconds=20), b.name, "node-a"),
+        ev(Kind.CUDA_OOM, at(50), b.name, "node-a", source="logs", tried="2.00 GiB", gpu="0"),
+        exited(b.name, "node-a", at(50, 8), 1),
+    ]
+    report = assemble(gathered([a, b], events))
+    assert [(t.number, [p.name for p in t.pods]) for t in report.attempts] == [(1, ["w-0-a"]), (2, ["w-0-b"])]
+    assert [t.root_cause.cause if t.root_cause else None for t in report.attempts] == ["oom-killed", "cuda-oom"]
+    assert report.root_cause is not None and report.root_cause.pod == "w-0-b"
+    assert {v.pod for v in report.verdicts} == {"w-0-a", "w-0-b"}
+    document = json.loads(render_json(report))
+    assert [x["root_cause"]["cause"] for x in document["attempts"]] == ["oom-killed", "cuda-oom"]
+    assert document["root_cause"]["pod"] == "w-0-b"
+    assert set(schema()["required"]) <= set(document)
+    text = render_markdown(report)
+    assert "## Attempts" in text and "attempt 1 (" in text and "attempt 2 (" in text
+
+
+def test_a_single_run_has_one_attempt_in_json() -> None:
+    a = labelled("w-0-a", None, 0)
+    events = [exited(a.name, "node-a", at(20), 137, "OOMKilled")]
+    document = json.loads(render_json(assemble(gathered([a], events))))
+    assert [(x["attempt"], x["pods"]) for x in document["attempts"]] == [(1, ["w-0-a"])]
+
+
+def test_a_restarted_jobset_from_its_snapshot_shows_both_attempts_and_the_repeat_offender() -> None:
+    """The generated JobSet restart (tests/scenarios/jobset-restarted): attempt 1's pods are gone from the API
+    and known without their labels; they are still attempt 1, explained on their own."""
+    import subprocess
+
+    from tests.acceptance import BIN
+    from tests.support import SCENARIOS_DIR
+
+    folder = SCENARIOS_DIR / "jobset-restarted"
+    args = [str(BIN), "qwen-32b-sft-r3", "-n", "posttrain", "--snapshot", str(folder)]
+    document = json.loads(subprocess.run([*args, "-o", "json"], capture_output=True, text=True, timeout=120).stdout)
+    roots = [(a["attempt"], a["root_cause"]["cause"], len(a["pods"])) for a in document["attempts"]]
+    assert roots == [(1, "gpu-fallen-off-bus", 3), (2, "gpu-memory-error", 3)]
+    assert document["root_cause"]["cause"] == "gpu-memory-error"
+    text = subprocess.run([*args, "-o", "markdown"], capture_output=True, text=True, timeout=120).stdout
+    assert "caused attempts 1, 2: keep it out of the next attempt" in text
+
+
+def test_a_pod_created_a_moment_before_its_labelled_siblings_is_theirs() -> None:
+    """Known only from metrics (no labels), created two seconds before the labelled pods and still running when
+    they started: the same attempt, not an earlier one."""
+    labelled_pods = [labelled("w-0", 0, 0), labelled("w-1", 0, 0)]
+    early = replace(labelled("w-2", None, 0), created=labelled_pods[0].created - timedelta(seconds=2), ended=None)
+    assert [len(g) for g in attempts_of([*labelled_pods, early])] == [3]
+
+
+def test_the_html_picture_marks_where_each_later_attempt_began() -> None:
+    import subprocess
+
+    from tests.acceptance import BIN
+    from tests.support import SCENARIOS_DIR
+
+    folder = SCENARIOS_DIR / "jobset-restarted"
+    args = [str(BIN), "qwen-32b-sft-r3", "-n", "posttrain", "--snapshot", str(folder), "-o", "html"]
+    page = subprocess.run(args, capture_output=True, text=True, timeout=120).stdout
+    assert '<section class="attempts"><h2>Attempts</h2><ol>' in page
+    assert page.count('data-attempt="2"') >= 1 and 'data-attempt="1"' not in page  # the first needs no line
+
+
+def test_a_long_history_lists_the_first_and_the_latest_attempts_and_counts_the_others() -> None:
+    """Hundreds of attempts (a day of a crash loop) in a terminal or markdown report: the first, a count, the
+    latest seven; the HTML report lists every one."""
+    from whathappened.model import Attempt
+    from whathappened.render.answer import HISTORY_LINES, attempt_history
+
+    a = pod("w-0")
+    report = assemble(gathered([a], [exited(a.name, "node-a", at(20), 1)]))
+    many = replace(
+        report, attempts=tuple(Attempt(n, (a,), None, began=at(n), finished=at(n, 30)) for n in range(1, 41))
+    )
+    lines = attempt_history(many)
+    assert len(lines) == HISTORY_LINES + 1
+    assert (
+        lines[0].startswith("attempt 1 ")
+        and lines[1] == "... 32 more attempts (the JSON and HTML reports list every one)"
+    )
+    assert [line.split()[1] for line in lines[2:]] == [str(n) for n in range(34, 41)]
+    assert len(attempt_history(many, limit=None)) == 40

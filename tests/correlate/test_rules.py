@@ -1,0 +1,165 @@
+"""One test per cause rule: the evidence that makes it (positive) and a near miss that must not."""
+
+from __future__ import annotations
+
+from tests.correlate.builders import at, ev, exited, pod, ran, run, verdict
+from whathappened.correlate import CAUSES
+from whathappened.kinds import Kind
+from whathappened.model import Verdict
+
+P, N = "job-worker-0", "node-a"
+
+
+def single(*events, info=None, nodes=()) -> Verdict:
+    base, starts = ran(P, N)
+    result = run([info or base], [*starts, *events], nodes)
+    return verdict(result, P)
+
+
+def assert_from_table(v: Verdict) -> None:
+    row = CAUSES[v.cause]
+    assert (v.category, v.retryable) == (row.category, row.retryable)
+
+
+# --- never started ---
+
+
+def test_image_pull_failure_is_config_error():
+    info = pod(P, N, phase="Pending", started=None)
+    v = verdict(run([info], [ev(Kind.IMAGE_PULL_FAILED, at(5), P, N, image="repo/x:bad", reason="ErrImagePull")]), P)
+    assert v.cause == "config-error" and v.root is True
+    assert_from_table(v)
+
+
+def test_crash_loop_back_off_alone_is_not_config_error():
+    info = pod(P, N, phase="Pending", started=None)
+    v = verdict(run([info], [ev(Kind.BACK_OFF, at(5), P, N)]), P)
+    assert v.cause != "config-error"
+
+
+def test_failed_scheduling_is_unschedulable():
+    info = pod(P, None, phase="Pending", started=None)
+    msg = "0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
+    v = verdict(run([info], [ev(Kind.FAILED_SCHEDULING, at(3), P, summary=msg, message=msg)]), P)
+    assert v.cause == "unschedulable" and "Insufficient nvidia.com/gpu" in v.summary
+    assert "free or add capacity" in v.next_step
+
+
+def test_failed_scheduling_then_running_is_not_unschedulable():
+    base, starts = ran(P, N)
+    events = [
+        ev(Kind.FAILED_SCHEDULING, at(1), P),
+        *starts,
+        ev(Kind.POD_SUCCEEDED, at(50), P, N),
+        exited(P, N, at(50), 0),
+    ]
+    v = verdict(run([base], events), P)
+    assert v.cause == "completed"
+
+
+def test_pending_without_node_for_long_is_unschedulable_with_less_confidence():
+    info = pod(P, None, phase="Pending", started=None)
+    v = verdict(run([info], [ev(Kind.POD_PHASE, at(3), P, phase="Pending")]), P)
+    assert v.cause == "unschedulable" and v.confidence < 0.9
+
+
+def test_pod_created_at_the_very_end_is_not_a_verdict():
+    info = pod(P, None, phase="Pending", started=None)
+    info = type(info)(**{**{f: getattr(info, f) for f in info.__slots__}, "created": at(119)})
+    result = run([info], [])
+    assert result.verdicts == ()
+
+
+# --- scheduling and kubelet ---
+
+
+def test_scheduler_preemption():
+    v = single(
+        ev(Kind.PREEMPTED, at(30), P, N, by="urgent-pod"),
+        ev(Kind.KILLING, at(30, 1), P, N),
+        exited(P, N, at(30, 20), 143),
+    )
+    assert v.cause == "scheduler-preemption" and v.retryable
+    assert_from_table(v)
+
+
+def test_preemption_of_another_pod_on_the_node_is_not_ours():
+    v = single(ev(Kind.PREEMPTED, at(30), "other-pod", N), exited(P, N, at(31), 1))
+    assert v.cause != "scheduler-preemption"
+
+
+def test_kubelet_eviction_under_pressure():
+    v = single(
+        ev(Kind.NODE_PRESSURE, at(40), node=N, resource="memory"),
+        ev(Kind.EVICTED, at(41), P, N, resource="memory", summary="The node was low on resource: memory."),
+        exited(P, N, at(41, 5), 137, "ContainerStatusUnknown"),
+    )
+    assert v.cause == "node-pressure-eviction" and v.root is True
+    assert len(v.evidence) >= 3  # the pressure supports the eviction
+
+
+def test_node_pressure_without_eviction_does_not_explain_a_crash():
+    v = single(
+        ev(Kind.NODE_PRESSURE, at(40), node=N, resource="memory"),
+        ev(Kind.APP_EXCEPTION, at(41), P, N, source="logs", exception="ValueError", message="bad shape"),
+        exited(P, N, at(41, 5), 1),
+    )
+    assert v.cause == "application-error"
+
+
+# --- cloud notices ---
+
+
+def test_spot_interruption_then_node_gone():
+    v = single(
+        ev(Kind.SPOT_INTERRUPTION, at(50), node=N, provider="aws", event_type="spot-interruption"),
+        ev(Kind.NODE_DELETED, at(52), node=N),
+        ev(Kind.POD_PHASE, at(52, 10), P, N, phase="Failed"),
+    )
+    assert v.cause == "spot-preemption" and "AWS" in v.summary
+
+
+def test_azure_preempt_notice_is_spot():
+    v = single(
+        ev(Kind.MAINTENANCE_NOTICE, at(50), node=N, provider="azure", event_type="Preempt"),
+        ev(Kind.KILLING, at(50, 20), P, N),
+        exited(P, N, at(50, 40), 143),
+    )
+    assert v.cause == "spot-preemption"
+
+
+def test_spot_notice_on_another_node_is_not_ours():
+    v = single(ev(Kind.SPOT_INTERRUPTION, at(50), node="node-b", provider="aws"), exited(P, N, at(51), 137))
+    assert v.cause != "spot-preemption"
+
+
+def maintenance_chain(notice_minute: float = 61):
+    return [
+        ev(
+            Kind.MAINTENANCE_NOTICE, at(notice_minute), node=N, provider="azure", event_type="Reboot", not_before=at(76)
+        ),
+        ev(Kind.NODE_CORDONED, at(62, 30), node=N),
+        ev(Kind.EVICTION_API, at(63), P, N, reason="EvictionByEvictionAPI"),
+        ev(Kind.KILLING, at(63), P, N),
+        exited(P, N, at(63, 28), 143),
+    ]
+
+
+def test_host_maintenance_chain():
+    v = single(*maintenance_chain())
+    assert v.cause == "host-maintenance" and v.confidence >= 0.9
+    assert "Azure" in v.summary and "Reboot" in v.summary and N in v.summary
+
+
+def test_maintenance_notice_after_the_death_explains_nothing():
+    v = single(*maintenance_chain(notice_minute=90))
+    assert v.cause == "deleted"  # drained with no notice before it: someone drained the node
+
+
+def test_crash_on_a_node_with_maintenance_pending_keeps_its_own_cause():
+    v = single(
+        ev(Kind.MAINTENANCE_NOTICE, at(61), node=N, provider="azure", event_type="Reboot"),
+        ev(Kind.APP_EXCEPTION, at(62), P, N, source="logs", exception="KeyError", message="'x'"),
+        exited(P, N, at(62, 3), 1),
+    )
+    assert v.cause == "application-error"
