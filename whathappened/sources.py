@@ -68,6 +68,16 @@ class Sources:
     not_configured: tuple[SourceReport, ...]
     namespace: str | None  # the namespace to look in; None for all
 
+    def require(self, none_configured: str) -> None:
+        """A usage error when no source can be used: the sources given but broken are named rather than asked
+        for again; with none given, ``none_configured`` says which flags would give one."""
+        if self.collectors:
+            return
+        broken = [f"{r.name}: {r.detail}" for r in self.not_configured if r.status != SourceStatus.NOT_CONFIGURED]
+        if broken:
+            raise UsageError("no usable source; " + "; ".join(broken))
+        raise UsageError(none_configured)
+
 
 def snapshot_sources(
     folder: Path, settings: Settings, without: Iterable[str] = (), utilization: bool = True

@@ -13,7 +13,7 @@ import typer
 
 from whathappened.cli import options as o
 from whathappened.cli.report_io import progress
-from whathappened.errors import ExperimentNotFound, SourcesFailed, UsageError
+from whathappened.errors import ExperimentNotFound, SourcesFailed
 from whathappened.model import SourceStatus
 
 
@@ -35,13 +35,9 @@ def collect(
     settings = chosen.settings()
     window = o.window_of(settings)
     sources = live_sources(settings)
-    if not sources.collectors:
-        broken = [f"{r.name}: {r.detail}" for r in sources.not_configured if r.status != SourceStatus.NOT_CONFIGURED]
-        if broken:  # a source was given but cannot be used: say why rather than ask for one
-            raise UsageError("no usable source; " + "; ".join(broken))
-        raise UsageError(
-            "no live source is configured: give --kubeconfig/--context, --prometheus-url or --elasticsearch-url"
-        )
+    sources.require(
+        "no live source is configured: give --kubeconfig/--context, --prometheus-url or --elasticsearch-url"
+    )
     query = o.query_of(experiment, settings, sources.namespace, window)
     with progress("collecting"):
         gathered = gather(sources.collectors, query, settings.deadline_s, sources.not_configured)

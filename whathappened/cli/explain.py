@@ -9,8 +9,7 @@ import typer
 
 from whathappened.cli import options as o
 from whathappened.cli.report_io import debug_requests, emit, progress
-from whathappened.errors import UsageError
-from whathappened.model import Outcome, SourceStatus
+from whathappened.model import Outcome
 
 SNAPSHOT_DEADLINE_S = 600.0
 
@@ -43,14 +42,9 @@ def explain(
         sources = snapshot_sources(snapshot, settings, chosen.without, utilization=strip)
     else:
         sources = live_sources(settings, chosen.without, utilization=strip)
-    if not sources.collectors:
-        broken = [f"{r.name}: {r.detail}" for r in sources.not_configured if r.status != SourceStatus.NOT_CONFIGURED]
-        if broken:  # a source was given but cannot be used: say why rather than ask for one
-            raise UsageError("no usable source; " + "; ".join(broken))
-        raise UsageError(
-            "no source is configured: give --kubeconfig/--context, --prometheus-url, "
-            "--elasticsearch-url, or --snapshot DIR"
-        )
+    sources.require(
+        "no source is configured: give --kubeconfig/--context, --prometheus-url, --elasticsearch-url, or --snapshot DIR"
+    )
     query = o.query_of(experiment, settings, sources.namespace, window)
     # Reading local files has no server to wait for: a large snapshot gets the time it needs unless asked.
     deadline_s = (
