@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from whathappened.collectors.kube_objects.parse import (
     WINDOW_SLACK,
     discover_from_objects,
-    event_relevance,
     events_from_objects,
     parse_node,
     scope_event_objects,
@@ -51,6 +50,7 @@ from whathappened.collectors.kubernetes.api import (
     build_api_client,
 )
 from whathappened.collectors.kubernetes.container_logs import failed_containers, finished_at, log_events
+from whathappened.collectors.kubernetes.events import fetch_events
 from whathappened.collectors.kubernetes.snapshot import write_lists
 
 from whathappened.config import KubernetesSettings, Settings
@@ -198,30 +198,7 @@ class KubernetesCollector:
         return [parse_node(self._nodes[n]) for n in sorted(names) if n in self._nodes]
 
     def _fetch_events(self, scope: Scope) -> list[Mapping[str, Any]]:
-        """The events about the scope, kept page by page: a namespace's 50,000 events are not all held at once."""
-        relevant = event_relevance(scope)
-        found: list[Mapping[str, Any]] = []
-        for namespace in scope.namespaces:
-            found += self._list_events(namespace, None, relevant)
-        if scope.node_names and "default" not in scope.namespaces:
-            # kubelet, node-problem-detector and node-termination-handler record node events in "default"
-            found += self._list_events("default", "involvedObject.kind=Node", relevant)
-        return found
-
-    def _list_events(
-        self, namespace: str, fields: str | None, keep: Callable[[Mapping[str, Any]], bool]
-    ) -> list[dict[str, Any]]:
-        call, where = Call("list", "events", namespace), {"namespace": namespace}
-        try:
-            return self._list(call, "events", where, [("fieldSelector", fields)], keep=keep)
-        except SourceForbidden as forbidden:
-            # Some roles grant only the newer events API; it serves the same objects.
-            new_fields = fields.replace("involvedObject.", "regarding.") if fields else None
-            newer = Call("list", "events", namespace, "events.k8s.io")
-            try:
-                return self._list(newer, "events-v1", where, [("fieldSelector", new_fields)], keep=keep)
-            except SourceForbidden:
-                raise forbidden from None
+        return fetch_events(scope, self._paged)
 
     def _failed_logs(self, pods: list[dict[str, Any]], scope: Scope) -> tuple[list[TimelineEvent], str]:
         """The last lines of the containers that failed first: where a failure began is in the earliest ends,
@@ -293,9 +270,23 @@ class KubernetesCollector:
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
     ) -> list[Any]:
         """Every item (that ``keep`` keeps), following continue tokens; a 410 on a continue token starts again."""
+        return self._paged(call, endpoint, where, params, accept, keep)[0]
+
+    def _paged(
+        self,
+        call: Call,
+        endpoint: str,
+        where: Mapping[str, str] | None = None,
+        params: Params = (),
+        accept: str = JSON,
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
+        start: str | None = None,
+        pages: int | None = None,
+    ) -> tuple[list[Any], str | None]:
+        """The items (that ``keep`` keeps) from the ``start`` continue token on, ``pages`` pages at the most, and
+        the token to go on from (None at the end); a 410 on a continue token starts the list again."""
         items: list[Any] = []
-        token: str | None = None
-        restarts = 0
+        token, asked, restarts = start, 0, 0
         while True:
             paging = [*params, ("limit", min(self._kube.page_size, MAX_PAGE)), ("continue", token)]
             try:
@@ -303,7 +294,7 @@ class KubernetesCollector:
             except Expired:
                 if token is None or restarts >= 3:
                     raise SourceError(f"the list expired again and again while trying to {call.describe()}") from None
-                items, token, restarts = [], None, restarts + 1
+                items, token, asked, restarts = [], None, 0, restarts + 1
                 continue
             if not isinstance(body, dict) or not isinstance(body.get("items", False), list | None):
                 # a proxy's error page or a truncated answer that still parsed: not an empty list
@@ -311,8 +302,9 @@ class KubernetesCollector:
             found = body.get("items") or []
             items += found if keep is None else [o for o in found if isinstance(o, dict) and keep(o)]
             token = (body.get("metadata") or {}).get("continue") or None
-            if token is None:
-                return items
+            asked += 1
+            if token is None or (pages is not None and asked >= pages):
+                return items, token
 
     def _get_optional(
         self,

@@ -222,3 +222,43 @@ def test_garbled_answer_is_a_failure_that_says_what(session: KubeSession, body: 
     report = result.sources[0]
     assert report.status == SourceStatus.FAILED
     assert report.detail == f"the API server's answer is {said} while trying to list events in namespace research"
+
+
+BUSY = next(s for s in all_scenarios() if s.name == "config-error")  # ten events in its namespace
+
+
+def _events_of(kube_double: Any, page_size: int) -> tuple[list[Any], list[Any]]:
+    """The scope's events as the collector keeps them, and the LISTs of its namespace's events it sent, when a page
+    holds ``page_size`` objects."""
+    session = kube_double(BUSY)
+    c = collector(session.kubeconfig, kubernetes=KubernetesSettings(page_size=page_size))
+    discovery = c.discover(query(BUSY))
+    c.collect(Scope(query(BUSY), discovery.pods, discovery.nodes))
+    kept = sorted(str(e["metadata"].get("uid") or e["metadata"]["name"]) for e in c._events)
+    lists = [r for r in session.requests if r.path.endswith(f"/namespaces/{BUSY.namespace}/events")]
+    return kept, lists
+
+
+def test_a_busy_namespace_is_asked_for_the_experiment_s_objects_by_name(kube_double: Any) -> None:
+    """More events than a page and an experiment that names few objects: one page, then a field-selected LIST per
+    object its events can be about, never the namespace's every page; the same events as the whole list."""
+    whole, [_whole_list] = _events_of(kube_double, 500)  # one page holds the namespace
+    kept, lists = _events_of(kube_double, 2)
+    assert kept == whole and whole
+    assert "fieldSelector" not in lists[0].query and len(lists) > 1
+    assert all(r.query.get("fieldSelector", "").startswith("involvedObject.name=") for r in lists[1:])
+    assert not any("continue" in r.query for r in lists if "fieldSelector" not in r.query)  # one page of it, no more
+
+
+def test_an_experiment_of_many_objects_pages_through_its_namespace(
+    kube_double: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the limit of names, asking by name would cost more than the pages: the namespace is paged on."""
+    from whathappened.collectors.kubernetes import events
+
+    whole, _ = _events_of(kube_double, 500)
+    monkeypatch.setattr(events, "NAMED_EVENT_LISTS", 0)
+    kept, lists = _events_of(kube_double, 2)
+    assert kept == whole
+    assert not any("fieldSelector" in r.query for r in lists)
+    assert sum("continue" in r.query for r in lists) == len(lists) - 1 >= 4  # ten events, two a page

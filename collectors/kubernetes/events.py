@@ -1,0 +1,86 @@
+"""Which Events to list for a scope, and how: one page of each namespace, then by name (a field selector per object
+the experiment's events can be about) when the namespace holds more than a page and the experiment few objects,
+else page on; node events from "default"; the newer events API where a role grants only that."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from whathappened.collectors.kube_objects.parse import event_names, event_relevance
+from whathappened.collectors.kubernetes.access import Call
+
+from whathappened.errors import SourceForbidden
+from whathappened.scope import Scope
+
+# Up to this many objects an experiment's events can be about, a namespace with more events than one page is asked
+# for them by name instead of being paged through (a 4-pod job in a namespace of 50,000 events: 1 + ~10 requests).
+NAMED_EVENT_LISTS = 16
+Keep = Callable[[Mapping[str, Any]], bool]
+
+
+class Paged(Protocol):
+    def __call__(
+        self,
+        call: Call,
+        endpoint: str,
+        where: Mapping[str, str] | None = None,
+        params: Sequence[tuple[str, Any]] = (),
+        accept: str = ...,
+        keep: Keep | None = None,
+        start: str | None = None,
+        pages: int | None = None,
+    ) -> tuple[list[Any], str | None]: ...
+
+
+def fetch_events(scope: Scope, paged: Paged) -> list[Mapping[str, Any]]:
+    """The events about the scope, kept page by page: a namespace's 50,000 events are not all held at once."""
+    relevant = event_relevance(scope)
+    names = sorted(event_names(scope))
+    found: list[Mapping[str, Any]] = []
+    for namespace in scope.namespaces:
+        found += _namespace_events(paged, namespace, names, relevant)
+    if scope.node_names and "default" not in scope.namespaces:
+        # kubelet, node-problem-detector and node-termination-handler record node events in "default"
+        found += _list_events(paged, "default", "involvedObject.kind=Node", relevant)[0]
+    return found
+
+
+def _namespace_events(
+    paged: Paged, namespace: str, names: Sequence[str], keep: Callable[[Mapping[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """One page of the namespace's events; a namespace with more than a page and an experiment whose events can
+    be about only a few objects is then asked by name (a field selector per object: pods, owners, workloads
+    named like them), not paged through; a large experiment pages on, whose objects make most of the list."""
+    first, token = _list_events(paged, namespace, None, keep, pages=1)
+    if token is None:
+        return first
+    if len(names) > NAMED_EVENT_LISTS:
+        return first + _list_events(paged, namespace, None, keep, start=token)[0]
+    found = list(first)  # scope_event_objects keeps one of each event seen twice
+    for name in names:
+        found += _list_events(paged, namespace, f"involvedObject.name={name}", keep)[0]
+    return found
+
+
+def _list_events(
+    paged: Paged,
+    namespace: str,
+    fields: str | None,
+    keep: Callable[[Mapping[str, Any]], bool],
+    start: str | None = None,
+    pages: int | None = None,
+) -> tuple[list[dict[str, Any]], str | None]:
+    call, where = Call("list", "events", namespace), {"namespace": namespace}
+    try:
+        return paged(call, "events", where, [("fieldSelector", fields)], keep=keep, start=start, pages=pages)
+    except SourceForbidden as forbidden:
+        # Some roles grant only the newer events API; it serves the same objects.
+        new_fields = fields.replace("involvedObject.", "regarding.") if fields else None
+        newer = Call("list", "events", namespace, "events.k8s.io")
+        try:
+            return paged(
+                newer, "events-v1", where, [("fieldSelector", new_fields)], keep=keep, start=start, pages=pages
+            )
+        except SourceForbidden:
+            raise forbidden from None
