@@ -37,29 +37,33 @@ def fetch_events(scope: Scope, paged: Paged) -> list[Mapping[str, Any]]:
     """The events about the scope, kept page by page: a namespace's 50,000 events are not all held at once."""
     relevant = event_relevance(scope)
     names = sorted(event_names(scope))
+    nodes = set(scope.node_names)
     found: list[Mapping[str, Any]] = []
     for namespace in scope.namespaces:
-        found += _namespace_events(paged, namespace, names, relevant)
+        # node events are recorded in "default" (kubelet, node-problem-detector, node-termination-handler)
+        about = names if namespace == "default" else [n for n in names if n not in nodes]
+        found += _events(paged, namespace, None, about, relevant)
     if scope.node_names and "default" not in scope.namespaces:
-        # kubelet, node-problem-detector and node-termination-handler record node events in "default"
-        found += _list_events(paged, "default", "involvedObject.kind=Node", relevant)[0]
+        found += _events(paged, "default", "involvedObject.kind=Node", sorted(nodes), relevant)
     return found
 
 
-def _namespace_events(
-    paged: Paged, namespace: str, names: Sequence[str], keep: Callable[[Mapping[str, Any]], bool]
+def _events(
+    paged: Paged, namespace: str, kind: str | None, names: Sequence[str], keep: Callable[[Mapping[str, Any]], bool]
 ) -> list[dict[str, Any]]:
-    """One page of the namespace's events; a namespace with more than a page and an experiment whose events can
-    be about only a few objects is then asked by name (a field selector per object: pods, owners, workloads
-    named like them), not paged through; a large experiment pages on, whose objects make most of the list."""
-    first, token = _list_events(paged, namespace, None, keep, pages=1)
+    """One page of the namespace's events (of that ``kind`` selector); with more than a page and only a few
+    objects the experiment's events can be about, then one field-selected LIST per object (pods, owners,
+    workloads named like them, nodes), not the rest of the pages; a large experiment, whose objects make most
+    of the list, pages on."""
+    first, token = _list_events(paged, namespace, kind, keep, pages=1)
     if token is None:
         return first
     if len(names) > NAMED_EVENT_LISTS:
-        return first + _list_events(paged, namespace, None, keep, start=token)[0]
+        return first + _list_events(paged, namespace, kind, keep, start=token)[0]
     found = list(first)  # scope_event_objects keeps one of each event seen twice
     for name in names:
-        found += _list_events(paged, namespace, f"involvedObject.name={name}", keep)[0]
+        named = f"involvedObject.name={name}"
+        found += _list_events(paged, namespace, f"{kind},{named}" if kind else named, keep)[0]
     return found
 
 
