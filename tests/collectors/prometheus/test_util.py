@@ -1,6 +1,6 @@
 """The GPU utilization strip's offline aggregation on hand-made series: buckets, means, spellings, the event.
 
-The live query's side is checked against real Prometheus and VictoriaMetrics in test_prom_live.py (every scenario's
+The live query's side is checked against real Prometheus and VictoriaMetrics in test_live.py (every scenario's
 events, these included, equal the offline analysis of the recorded file); here the bucket rule itself is pinned.
 """
 
