@@ -196,6 +196,22 @@ def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str,
     return {"kind": f"{kind}List", "apiVersion": api_version, "metadata": metadata, "items": page}
 
 
+def matcher(r: Route, params: Mapping[str, str]) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether one object belongs to this list (namespace, label and field selectors): what a watch streams."""
+    fields = FIELDS["events.k8s.io" if r.group else r.resource] if r.resource in KINDS else {}
+    try:
+        labels = label_selector(params.get("labelSelector"))
+        wanted = field_selector(params.get("fieldSelector"), fields)
+    except SelectorError as exc:
+        raise ApiError(400, str(exc)) from exc
+
+    def matches(obj: Mapping[str, Any]) -> bool:
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        return (r.namespace is None or namespace == r.namespace) and labels(obj) and wanted(obj)
+
+    return matches
+
+
 def encode_list(listing: Mapping[str, Any], encode: Callable[[Mapping[str, Any]], bytes]) -> bytes:
     """``json.dumps(listing).encode()``, byte for byte, with each item's bytes from ``encode`` (cached)."""
     head = json.dumps({k: v for k, v in listing.items() if k != "items"})

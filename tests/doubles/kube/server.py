@@ -2,7 +2,8 @@
 
 Enough of the API for kubectl and the official Python client: discovery (/version, /api, /apis, /api/v1,
 /apis/events.k8s.io/v1), list/get of pods, events (core/v1 and events.k8s.io/v1), nodes and namespaces,
-pods/log, label and field selectors, limit/continue pagination, resourceVersion, and a minimal watch.
+pods/log, label and field selectors, limit/continue pagination, resourceVersion, and WATCH with bookmarks and
+410 (watch.py; the test changes the store through ``change``).
 Every request is recorded (method, path, query) so tests can hold a collector to its request budget and to
 read-only verbs; writes answer 405. Faults (401/403/404/429 with Retry-After/410 on continue/5xx/slow/a
 garbled 200 body) are injected per path with ``faults.add``.
@@ -22,11 +23,14 @@ from urllib.parse import parse_qs, urlsplit
 
 from tests.doubles.kube.api import (
     GONE_MESSAGE,
+    KINDS,
     ApiError,
+    Route,
     discovery,
     encode_list,
     get_object,
     list_objects,
+    matcher,
     metadata_only,
     pod_log,
     route,
@@ -34,6 +38,7 @@ from tests.doubles.kube.api import (
 )
 from tests.doubles.kube.store import Store
 from tests.doubles.kube.tables import as_table
+from tests.doubles.kube.watch import Change, ChangeLog, stream
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,7 @@ class KubeDouble:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.changes = ChangeLog()
 
     @property
     def url(self) -> str:
@@ -143,7 +149,36 @@ class KubeDouble:
         self._thread.start()
         return self
 
+    def change(self, kind: str, resource: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """A change to the store (ADDED, MODIFIED, DELETED), streamed to every watch of its list."""
+        with self.changes.cond:
+            stored = self.store.apply(kind, resource, obj)
+            version = int(stored["metadata"]["resourceVersion"])
+            self.changes.changes.append(Change(version, kind, resource, stored))
+            self.changes.cond.notify_all()
+        return stored
+
+    def compact(self) -> None:
+        """Forget the changes so far: a watch from an older resourceVersion is answered 410 Expired."""
+        with self.changes.cond:
+            self.changes.compacted = int(self.store.resource_version)
+
+    def bookmark(self) -> None:
+        """Every open watch that allows bookmarks sends one now."""
+        with self.changes.cond:
+            self.changes.bookmarks += 1
+            self.changes.cond.notify_all()
+
+    def drop_watches(self) -> None:
+        """End every open watch stream mid-way."""
+        with self.changes.cond:
+            self.changes.drops += 1
+            self.changes.cond.notify_all()
+
     def stop(self) -> None:
+        with self.changes.cond:
+            self.changes.closed = True
+            self.changes.cond.notify_all()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -199,7 +234,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(error.code, status_body(error.code, str(error)), error.headers)
         finally:
             self.double.arrived(-1)
-        self.double.record(Request("GET", split.path, params, status, self.headers.get("Authorization")))
+        if not (status == 200 and params.get("watch") in ("true", "1")):  # a watch is recorded as it opens
+            self.double.record(Request("GET", split.path, params, status, self.headers.get("Authorization")))
 
     def _refuse(self) -> None:
         split = urlsplit(self.path)
@@ -240,9 +276,9 @@ class _Handler(BaseHTTPRequestHandler):
             single = {"kind": f"{found.get('kind', '')}List", "metadata": {}, "items": [found]}
             table = as_table(single) if "as=Table" in accept else None
             return self._json(200, table or found)
-        listing = list_objects(self.double.store, r, params)
         if params.get("watch") in ("true", "1"):
-            return self._watch(listing)
+            return self._watch(r, params)
+        listing = list_objects(self.double.store, r, params)
         if "as=PartialObjectMetadataList" in accept:
             return self._json(200, metadata_only(listing))
         table = as_table(listing) if "as=Table" in accept else None
@@ -266,12 +302,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         return code
 
-    def _watch(self, listing: Mapping[str, Any]) -> int:
-        """Minimal watch: ADDED for every match, then the stream ends (clients re-list or stop)."""
-        lines = "".join(json.dumps({"type": "ADDED", "object": o}) + "\n" for o in listing["items"]).encode()
+    def _watch(self, r: Route, params: Mapping[str, str]) -> int:
+        """A chunked stream of watch events (watch.py); it ends with the watch, and so does the connection."""
+        matches = matcher(r, params)
+        store = self.double.store
+
+        def current() -> tuple[int, list[Mapping[str, Any]]]:
+            listed = list_objects(store, r, {k: v for k, v in params.items() if k not in ("limit", "continue")})
+            return int(store.resource_version), listed["items"]
+
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(lines)))
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(lines)
+        self.close_connection = True
+        path = urlsplit(self.path).path
+        self.double.record(Request("GET", path, dict(params), 200, self.headers.get("Authorization")))
+
+        def write(data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        try:
+            stream(self.double.changes, write, current, r.resource, matches, params, KINDS[r.resource])
+            write(b"")  # the last chunk
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client hung up: its watch is over
         return 200

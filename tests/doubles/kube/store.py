@@ -218,8 +218,26 @@ class Store:
             found = self._matched[key] = compute()
         return found
 
+    def apply(self, change: str, resource: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """ADDED, MODIFIED or DELETED applied with the next resourceVersion; the stored (or last) object. The
+        caches are dropped: a changed store is no longer the one they were computed for."""
+        version = int(self.resource_version) + 1
+        self.resource_version = str(version)
+        stored = {**obj, "metadata": {**(obj.get("metadata") or {}), "resourceVersion": str(version)}}
+        items = self.objects(resource)
+        key = _key(stored)
+        kept = [o for o in items if _key(o) != key]
+        items[:] = _ordered([*kept, stored] if change != "DELETED" else kept)
+        self._matched.clear()
+        self._by_involved = None
+        return stored
+
     def objects(self, resource: str) -> list[dict[str, Any]]:
         return {"pods": self.pods, "events": self.events, "nodes": self.nodes, "namespaces": self.namespaces}[resource]
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    return (obj.get("metadata", {}).get("namespace", ""), obj.get("metadata", {}).get("name", ""))
 
 
 def _ordered(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
