@@ -16,7 +16,7 @@ are the ones below, one per permission in collectors.kubernetes.access.PERMISSIO
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ _SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 # Endpoint -> path template. Each is one permission of PERMISSIONS (list pods, get pods/log, ...).
 PATHS: dict[str, str] = {
     "pods": "/api/v1/namespaces/{namespace}/pods",
-    "all-pods": "/api/v1/pods",
+    "all-pods": "/api/v1/pods",  # every namespace: the CLI's -A, and a watch of the whole cluster
     "pod-log": "/api/v1/namespaces/{namespace}/pods/{name}/log",
     "events": "/api/v1/namespaces/{namespace}/events",
     "events-v1": "/apis/events.k8s.io/v1/namespaces/{namespace}/events",
@@ -94,6 +94,46 @@ class KubeApi:
         except urllib3.exceptions.HTTPError as error:
             raise Unanswered(transport_kind(error)) from None
         return Answer(int(response.status), body or b"", response.headers or {})
+
+    def lines(
+        self,
+        endpoint: str,
+        where: Mapping[str, str] | None = None,
+        params: Sequence[tuple[str, Any]] = (),
+        timeout: tuple[float, float] | None = None,
+    ) -> tuple[int, Mapping[str, str], Iterator[bytes]]:
+        """A streamed GET (a WATCH): the status, the headers, and the body's lines as they arrive (the connection
+        goes back to the pool when they end). No answer, at the start or mid-stream, raises Unanswered."""
+        request = self._client.param_serialize(
+            method="GET",
+            resource_path=PATHS[endpoint],
+            path_params=dict(where or {}),
+            query_params=[(k, v) for k, v in params if v is not None],
+            header_params={"Accept": JSON},
+            auth_settings=["BearerToken"],
+        )
+        try:
+            response = self._client.call_api(*request, _request_timeout=timeout)
+        except ApiException as error:
+            raise Unanswered("tls" if not error.status else "broken") from None
+        except urllib3.exceptions.HTTPError as error:
+            raise Unanswered(transport_kind(error)) from None
+        raw = response.response
+
+        def each() -> Iterator[bytes]:
+            rest = b""
+            try:
+                for chunk in raw.stream(1 << 16, decode_content=True):
+                    *complete, rest = (rest + chunk).split(b"\n")
+                    yield from (line for line in complete if line.strip())
+                if rest.strip():
+                    yield rest
+            except urllib3.exceptions.HTTPError as error:
+                raise Unanswered(transport_kind(error)) from None
+            finally:
+                raw.release_conn()
+
+        return int(response.status), response.headers or {}, each()
 
 
 class Unanswered(Exception):
