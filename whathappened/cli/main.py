@@ -19,7 +19,7 @@ import typer
 
 from whathappened.errors import WhathappenedError, scrub
 
-COMMANDS = ("explain", "collect", "demo", "exporter", "preflight", "dashboards")
+COMMANDS = ("explain", "collect", "demo", "exporter", "preflight", "dashboards", "watch")
 # Commands that make one report and exit (not the exporter, which runs for days).
 ONE_SHOT = ("explain", "collect", "demo")
 HELP = (
@@ -46,7 +46,7 @@ def _register() -> None:
     explain.register(app)
     collect.register(app)
     demo.register(app)
-    for optional in ("exporter", "dashboards"):
+    for optional in ("exporter", "dashboards", "watch"):
         try:
             module = __import__(f"whathappened.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:

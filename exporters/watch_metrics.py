@@ -1,0 +1,71 @@
+"""The metrics of ``whathappened watch`` (CONTRACT.md section 3a), in the module family that owns prometheus_client:
+``whathappened_pod_failures_total{namespace, cause, category, retryable, root}`` (each verdict of an explained
+incident's pods), ``whathappened_explain_seconds`` (how long each explanation took), and the watch's own state:
+its LISTs, streams, 410s and failures, the incidents explained and the repeats left unreported, each source's
+health in the last explanation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.registry import CollectorRegistry
+
+from whathappened.model import Report
+
+EXPLAIN_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300)
+
+
+class WatchMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.failures = Counter(
+            "whathappened_pod_failures",
+            "Pod deaths explained by whathappened watch, by cause.",
+            ["namespace", "cause", "category", "retryable", "root"],
+            registry=registry,
+        )
+        self.explain_seconds = Histogram(
+            "whathappened_explain_seconds",
+            "How long one explanation of an incident took.",
+            buckets=EXPLAIN_BUCKETS,
+            registry=registry,
+        )
+        self.incidents = Counter(
+            "whathappened_watch_incidents",
+            "Incidents explained, by whether they were news.",
+            ["news"],
+            registry=registry,
+        )
+        self.watch_requests = Gauge(
+            "whathappened_watch_requests", "Requests of the pod watch so far, by kind.", ["kind"], registry=registry
+        )
+        self.source_up = Gauge(
+            "whathappened_watch_source_up",
+            "1 when the source answered in the last explanation, 0 when it failed.",
+            ["source"],
+            registry=registry,
+        )
+
+    def explained(self, report: Report, seconds: float, news: bool, since: datetime) -> None:
+        """``since``: the incident's first death (less the clock skew); earlier deaths were counted before."""
+        self.explain_seconds.observe(seconds)
+        self.incidents.labels(news=str(news).lower()).inc()
+        for source in report.sources:
+            if source.status.value != "not_configured":
+                self.source_up.labels(source=source.name).set(0 if source.failed else 1)
+        if not news:
+            return
+        for verdict in report.verdicts:
+            if verdict.ended is not None and verdict.ended < since:
+                continue
+            self.failures.labels(
+                namespace=verdict.namespace or "",
+                cause=verdict.cause,
+                category=verdict.category,
+                retryable=str(verdict.retryable).lower(),
+                root=str(bool(verdict.root)).lower(),
+            ).inc()
+
+    def watched(self, lists: int, watches: int, expired: int, failures: int) -> None:
+        for kind, count in (("list", lists), ("watch", watches), ("expired", expired), ("failure", failures)):
+            self.watch_requests.labels(kind=kind).set(count)

@@ -1,0 +1,73 @@
+"""``whathappened watch`` end to end, as the installed command: against the API double's WATCH it explains an
+experiment pod's death once its settle is over, prints one JSON line for it and counts its verdicts in the
+contract's metrics, and a SIGTERM ends it cleanly. (The watch's pieces: tests/test_watcher.py, the pod watch:
+tests/collectors/kubernetes/test_pod_watch.py.)"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.acceptance import BIN
+from tests.doubles.kube import KubeDouble, Store
+from tests.fixtures.kube import write_kubeconfig
+from tests.support import all_scenarios, free_port
+
+SCENARIO = next(s for s in all_scenarios() if s.name == "maintenance-eviction")
+WORKER = "phi-3-medium-pt-r5-worker-1"
+
+
+@pytest.fixture
+def double() -> Iterator[KubeDouble]:
+    with KubeDouble(Store.from_scenario(SCENARIO.path)) as started:
+        yield started
+
+
+def phase(double: KubeDouble, name: str, value: str) -> dict[str, Any]:
+    [pod] = [p for p in double.store.pods if p["metadata"]["name"] == name]
+    return {**pod, "status": {**pod.get("status", {}), "phase": value}}
+
+
+def test_a_death_is_explained_once_printed_and_counted(double: KubeDouble, tmp_path: Path) -> None:
+    config = write_kubeconfig(tmp_path / "kubeconfig", double.url, SCENARIO.namespace, token="unused")
+    port = free_port()
+    command = [str(BIN), "watch", "--kubeconfig", str(config), "--port", str(port), "--settle", "0s"]
+    # the recorded incident is days old: a window of a century holds it whatever the date
+    command += ["--since", "36500d", "--label-key", SCENARIO.label_key]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as watch:
+        try:
+            assert watch.stderr is not None and watch.stdout is not None
+            started = watch.stderr.readline()
+            assert f"metrics on :{port}" in started and SCENARIO.namespace in started
+            assert double.changes.wait_watching(1)
+            double.change("MODIFIED", "pods", phase(double, WORKER, "Running"))  # it ran again: no death
+            double.change("MODIFIED", "pods", phase(double, WORKER, "Failed"))  # and failed
+            line = json.loads(watch.stdout.readline())
+            assert (line["experiment"], line["namespace"], line["deaths"]) == (
+                SCENARIO.experiment,
+                SCENARIO.namespace,
+                1,
+            )
+            assert line["root_cause"] is not None and line["outcome"] == "explained"
+            assert line["sources"]["kubernetes"] == "ok" and line["sources"]["prometheus"] == "not_configured"
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+            root = line["root_cause"]["cause"]
+            counted = re.findall(
+                rf'whathappened_pod_failures_total{{[^}}]*cause="{re.escape(root)}"[^}}]*}} (\S+)', text
+            )
+            assert counted and float(counted[0]) >= 1
+            assert re.search(r"whathappened_explain_seconds_count (\S+)", text).group(1) == "1.0"
+            assert 'whathappened_watch_requests{kind="list"} 1.0' in text
+        finally:
+            watch.send_signal(signal.SIGTERM)
+            code = watch.wait(timeout=30)
+    assert code == 0

@@ -1,0 +1,116 @@
+"""``whathappened watch``: explain every failed experiment pod as it happens (CONTRACT.md section 3a).
+
+One pod watch (collectors/kubernetes/pod_watch.py) feeds the Watcher (whathappened/watcher.py) through the loop
+(whathappened/watch_loop.py); each incident, once settled, is explained exactly as ``whathappened EXPERIMENT``
+explains it, printed as one JSON line and counted in the metrics served on ``--port``. The opt-in writes (Events,
+annotations, webhooks) are not built yet: without them the watch is read-only like the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from datetime import timedelta
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from whathappened.cli import options as o
+from whathappened.errors import UsageError, WhathappenedError, scrub
+from whathappened.timeutils import isoformat, now, parse_duration
+
+if TYPE_CHECKING:
+    from whathappened.model import Report
+    from whathappened.watcher import Incident
+
+SKEW = timedelta(minutes=2)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("watch", help="Explain every failed experiment pod as it happens; metrics on --port.")(watch)
+
+
+@o.with_sources(leave_out=("snapshot", "start", "end", "without"))
+def watch(
+    port: Annotated[int, typer.Option("--port", help="Serve /metrics and /healthz here [9978].")] = 9978,
+    settle: Annotated[
+        str, typer.Option("--settle", help="Wait this long after a death for the evidence [90s].")
+    ] = "90s",
+    *,
+    chosen: o.SourceOptions,
+) -> None:
+    from prometheus_client.registry import CollectorRegistry
+
+    from whathappened.collectors.kubernetes.api import KubeApi, build_api_client
+    from whathappened.collectors.kubernetes.pod_watch import PodWatch
+    from whathappened.explain import explain as make_report
+    from whathappened.exporters.server import MetricsServer
+    from whathappened.exporters.watch_metrics import WatchMetrics
+    from whathappened.model import Window
+    from whathappened.scope import Query
+    from whathappened.sources import live_sources
+    from whathappened.watch_loop import WatchLoop
+    from whathappened.watcher import Watcher
+
+    settings = chosen.settings()
+    wait = timedelta(0) if settle.strip().rstrip("smhd") in ("0", "") else parse_duration(settle)  # 0: at once
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: not a port number")
+    api_client, context_namespace = build_api_client(settings.kubernetes, settings.verify_tls)
+    namespace = None if settings.all_namespaces else (settings.namespace or context_namespace)
+    pods = PodWatch(KubeApi(api_client), namespace, settings.label_keys, time.sleep)
+    watcher = Watcher(settings.label_keys, wait)
+    registry = CollectorRegistry()
+    metrics = WatchMetrics(registry)
+    server = MetricsServer(port, registry=registry).start()
+
+    def explain(incident: Incident) -> None:
+        began = time.monotonic()
+        end = now()
+        query = Query(incident.experiment, incident.namespace, Window(end - parse_duration(settings.since), end))
+        query = Query(query.experiment, query.namespace, query.window, settings.label_keys)
+        try:
+            sources = live_sources(settings)
+            report = make_report(sources.collectors, query, settings.deadline_s, sources.not_configured)
+        except WhathappenedError as error:
+            print(json.dumps({"experiment": incident.experiment, "error": scrub(str(error))}), flush=True)
+            return
+        root = report.root_cause
+        news = watcher.explained(incident, (root.pod, root.cause) if root else None)
+        metrics.explained(report, time.monotonic() - began, news, incident.first - SKEW)
+        metrics.watched(pods.lists, pods.watches, pods.expired, pods.failures)
+        if news:
+            print(json.dumps(_line(incident, report)), flush=True)
+
+    loop = WatchLoop(watcher, explain, now)
+
+    def stop(*_: object) -> None:
+        pods.stop()
+        loop.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    loop.read((c.type, dict(c.pod)) for c in pods.changes())
+    print(f"watching pods in {namespace or 'every namespace'}; metrics on :{server.port}", file=sys.stderr, flush=True)
+    try:
+        loop.run()
+    except KeyboardInterrupt:
+        stop()
+    finally:
+        server.stop()
+
+
+def _line(incident: Incident, report: Report) -> dict[str, object]:
+    root = report.root_cause
+    return {
+        "experiment": incident.experiment,
+        "namespace": incident.namespace,
+        "deaths": incident.deaths,
+        "first_death": isoformat(incident.first),
+        "outcome": report.outcome.value,
+        "root_cause": None
+        if root is None
+        else {"pod": root.pod, "cause": root.cause, "summary": root.summary, "next_step": root.next_step},
+        "sources": {s.name: s.status.value for s in report.sources},
+    }
