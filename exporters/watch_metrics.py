@@ -39,6 +39,12 @@ class WatchMetrics:
         self.watch_requests = Gauge(
             "whathappened_watch_requests", "Requests of the pod watch so far, by kind.", ["kind"], registry=registry
         )
+        self.writes = Gauge(
+            "whathappened_watch_writes",
+            "Opt-in writes of verdicts so far, by kind (webhook) and result (sent, failed, dropped).",
+            ["kind", "result"],
+            registry=registry,
+        )
         self.source_up = Gauge(
             "whathappened_watch_source_up",
             "1 when the source answered in the last explanation, 0 when it failed.",
@@ -69,3 +75,7 @@ class WatchMetrics:
     def watched(self, lists: int, watches: int, expired: int, failures: int) -> None:
         for kind, count in (("list", lists), ("watch", watches), ("expired", expired), ("failure", failures)):
             self.watch_requests.labels(kind=kind).set(count)
+
+    def wrote(self, kind: str, sent: int, failed: int, dropped: int) -> None:
+        for result, count in (("sent", sent), ("failed", failed), ("dropped", dropped)):
+            self.writes.labels(kind=kind, result=result).set(count)

@@ -6,20 +6,22 @@ tests/collectors/kubernetes/test_pod_watch.py.)"""
 from __future__ import annotations
 
 import json
+import queue
 import re
 import signal
 import subprocess
 import urllib.request
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from tests.acceptance import BIN
 from tests.doubles.kube import KubeDouble, Store
 from tests.fixtures.kube import write_kubeconfig
-from tests.support import all_scenarios, free_port
+from tests.support import all_scenarios, free_port, http_server
 
 SCENARIO = next(s for s in all_scenarios() if s.name == "maintenance-eviction")
 WORKER = "phi-3-medium-pt-r5-worker-1"
@@ -36,10 +38,32 @@ def phase(double: KubeDouble, name: str, value: str) -> dict[str, Any]:
     return {**pod, "status": {**pod.get("status", {}), "phase": value}}
 
 
-def test_a_death_is_explained_once_printed_and_counted(double: KubeDouble, tmp_path: Path) -> None:
+class Receiver(BaseHTTPRequestHandler):
+    posted: ClassVar[queue.Queue[dict[str, Any]]] = queue.Queue()
+
+    def do_POST(self) -> None:
+        self.posted.put(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_death_is_explained_once_printed_counted_and_posted(double: KubeDouble, tmp_path: Path) -> None:
     config = write_kubeconfig(tmp_path / "kubeconfig", double.url, SCENARIO.namespace, token="unused")
     port = free_port()
+    with http_server(Receiver) as hook:
+        _watch(double, tmp_path, config, port, hook + "/hooks/secret-path")
+    posted = Receiver.posted.get(timeout=10)
+    assert posted["experiment"] == SCENARIO.experiment and posted["root_cause"]["pod"]
+    assert posted["text"].startswith(f"whathappened: {SCENARIO.experiment} in {SCENARIO.namespace}: ")
+    assert Receiver.posted.empty()  # one POST for the one incident
+
+
+def _watch(double: KubeDouble, tmp_path: Path, config: Path, port: int, hook: str) -> None:
     command = [str(BIN), "watch", "--kubeconfig", str(config), "--port", str(port), "--settle", "0s"]
+    command += ["--webhook", hook]
     # the recorded incident is days old: a window of a century holds it whatever the date
     command += ["--since", "36500d", "--label-key", SCENARIO.label_key]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
@@ -70,4 +94,5 @@ def test_a_death_is_explained_once_printed_and_counted(double: KubeDouble, tmp_p
         finally:
             watch.send_signal(signal.SIGTERM)
             code = watch.wait(timeout=30)
-    assert code == 0
+            errors = watch.stderr.read()
+    assert code == 0 and "secret-path" not in errors

@@ -2,8 +2,9 @@
 
 One pod watch (collectors/kubernetes/pod_watch.py) feeds the Watcher (whathappened/watcher.py) through the loop
 (whathappened/watch_loop.py); each incident, once settled, is explained exactly as ``whathappened EXPERIMENT``
-explains it, printed as one JSON line and counted in the metrics served on ``--port``. The opt-in writes (Events,
-annotations, webhooks) are not built yet: without them the watch is read-only like the CLI.
+explains it, printed as one JSON line, counted in the metrics served on ``--port`` and, with ``--webhook``, POSTed
+(whathappened/webhook.py). Writing Events and annotations on the owner is not built yet: the watch is read-only on
+the cluster like the CLI.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ def watch(
     settle: Annotated[
         str, typer.Option("--settle", help="Wait this long after a death for the evidence [90s].")
     ] = "90s",
+    webhook: Annotated[
+        str | None, typer.Option("--webhook", help="POST each new verdict's JSON here (with a Slack-style text).")
+    ] = None,
     *,
     chosen: o.SourceOptions,
 ) -> None:
@@ -58,6 +62,11 @@ def watch(
     wait = timedelta(0) if settle.strip().rstrip("smhd") in ("0", "") else parse_duration(settle)  # 0: at once
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: not a port number")
+    if webhook is not None and not webhook.startswith(("http://", "https://")):
+        raise UsageError("--webhook must be an http:// or https:// URL")
+    from whathappened.webhook import Webhook
+
+    hook = Webhook(webhook, time.sleep) if webhook else None
     api_client, context_namespace = build_api_client(settings.kubernetes, settings.verify_tls)
     namespace = None if settings.all_namespaces else (settings.namespace or context_namespace)
     pods = PodWatch(KubeApi(api_client), namespace, settings.label_keys, time.sleep)
@@ -82,7 +91,12 @@ def watch(
         metrics.explained(report, time.monotonic() - began, news, incident.first - SKEW)
         metrics.watched(pods.lists, pods.watches, pods.expired, pods.failures)
         if news:
-            print(json.dumps(_line(incident, report)), flush=True)
+            line = _line(incident, report)
+            print(json.dumps(line), flush=True)
+            if hook is not None:
+                hook.send(line)
+        if hook is not None:
+            metrics.wrote("webhook", hook.sent, hook.failed, hook.dropped)
 
     loop = WatchLoop(watcher, explain, now)
 
@@ -98,6 +112,8 @@ def watch(
     except KeyboardInterrupt:
         stop()
     finally:
+        if hook is not None:
+            hook.close()
         server.stop()
 
 
