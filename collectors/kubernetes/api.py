@@ -78,16 +78,8 @@ class KubeApi:
         timeout: tuple[float, float] | None = None,
     ) -> Answer:
         """Any status comes back as an Answer; no answer at all raises Unanswered."""
-        request = self._client.param_serialize(
-            method="GET",
-            resource_path=PATHS[endpoint],
-            path_params=dict(where or {}),
-            query_params=[(k, v) for k, v in params if v is not None],
-            header_params={"Accept": accept},
-            auth_settings=["BearerToken"],
-        )
         try:
-            response = self._client.call_api(*request, _request_timeout=timeout)
+            response = self._send(endpoint, where, params, accept, timeout)
             body = response.read()
         except ApiException as error:  # the client's REST layer turns a TLS failure into a status-0 ApiException
             raise Unanswered("tls" if not error.status else "broken") from None
@@ -104,16 +96,8 @@ class KubeApi:
     ) -> tuple[int, Mapping[str, str], Iterator[bytes]]:
         """A streamed GET (a WATCH): the status, the headers, and the body's lines as they arrive (the connection
         goes back to the pool when they end). No answer, at the start or mid-stream, raises Unanswered."""
-        request = self._client.param_serialize(
-            method="GET",
-            resource_path=PATHS[endpoint],
-            path_params=dict(where or {}),
-            query_params=[(k, v) for k, v in params if v is not None],
-            header_params={"Accept": JSON},
-            auth_settings=["BearerToken"],
-        )
         try:
-            response = self._client.call_api(*request, _request_timeout=timeout)
+            response = self._send(endpoint, where, params, JSON, timeout)
         except ApiException as error:
             raise Unanswered("tls" if not error.status else "broken") from None
         except urllib3.exceptions.HTTPError as error:
@@ -134,6 +118,25 @@ class KubeApi:
                 raw.release_conn()
 
         return int(response.status), response.headers or {}, each()
+
+    def _send(
+        self,
+        endpoint: str,
+        where: Mapping[str, str] | None,
+        params: Sequence[tuple[str, Any]],
+        accept: str,
+        timeout: tuple[float, float] | None,
+    ) -> Any:
+        """The one request builder: its method is the constant GET."""
+        request = self._client.param_serialize(
+            method="GET",
+            resource_path=PATHS[endpoint],
+            path_params=dict(where or {}),
+            query_params=[(k, v) for k, v in params if v is not None],
+            header_params={"Accept": accept},
+            auth_settings=["BearerToken"],
+        )
+        return self._client.call_api(*request, _request_timeout=timeout)
 
 
 class Unanswered(Exception):
