@@ -204,6 +204,30 @@ def _tables() -> list[Panel | Row]:
     ]
 
 
+def _failures() -> list[Panel | Row]:
+    """What whathappened watch explained: pod deaths by cause over time, and how many a resubmission can fix."""
+    options, custom = timeseries_options()
+    failures = q.metric("whathappened_pod_failures_total")
+    return [
+        Panel(
+            "timeseries",
+            "Failures by cause (whathappened watch)",
+            (Query(f"sum by (cause) (increase({failures}[$__rate_interval]))", "{{cause}}"),),
+            width=12,
+            options=options,
+            custom=custom,
+        ),
+        Panel(
+            "timeseries",
+            "Retryable vs not (whathappened watch)",
+            (Query(f"sum by (retryable) (increase({failures}[$__rate_interval]))", "retryable={{retryable}}"),),
+            width=12,
+            options=options,
+            custom=custom,
+        ),
+    ]
+
+
 def dashboard() -> Dashboard:
     return Dashboard(
         uid=UID,
@@ -211,7 +235,7 @@ def dashboard() -> Dashboard:
         description=__doc__.strip().splitlines()[0] if __doc__ else "",
         tags=("whathappened", "gpu", "fleet"),
         variables=(datasource_variable(),),
-        items=(*_stats(), _utilization(), *_tables()),
+        items=(*_stats(), _utilization(), *_failures(), *_tables()),
         time_from="now-24h",
         links=(dashboards_link(),),
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class MetricSpec:
     name: str
-    type: str  # "gauge" | "counter" | "info"
+    type: str  # "gauge" | "counter" | "info" | "histogram"
     labels: tuple[str, ...]
     help: str
 
@@ -100,6 +100,21 @@ GPU_THROTTLE = MetricSpec(
 SPOT_EVENT_TYPES: frozenset[str] = frozenset({"Preempt", "spot-interruption", "preempted"})
 REBALANCE_EVENT_TYPES: frozenset[str] = frozenset({"rebalance-recommendation"})
 
+# What `whathappened watch` exports (CONTRACT.md section 3a); the fleet dashboard reads the first two.
+WATCH_FAILURES = MetricSpec(
+    "whathappened_pod_failures_total",
+    "counter",
+    ("namespace", "cause", "category", "retryable", "root"),
+    "Pod deaths explained by whathappened watch, by cause.",
+)
+WATCH_EXPLAIN_SECONDS = MetricSpec(
+    "whathappened_explain_seconds",
+    "histogram",
+    (),
+    "How long one explanation of an incident took.",
+)
+WATCH_METRICS: tuple[MetricSpec, ...] = (WATCH_FAILURES, WATCH_EXPLAIN_SECONDS)
+
 EXPORTER_METRICS: tuple[MetricSpec, ...] = (
     MAINTENANCE_SCHEDULED,
     MAINTENANCE_NOT_BEFORE,
@@ -174,4 +189,9 @@ KUBE_STATE_METRICS: frozenset[str] = frozenset(
 
 
 def known_metric_names() -> frozenset[str]:
-    return frozenset(m.name for m in EXPORTER_METRICS) | DCGM_METRICS | KUBE_STATE_METRICS
+    histograms = {f"{m.name}{part}" for m in WATCH_METRICS if m.type == "histogram" for part in _HISTOGRAM_SERIES}
+    watched = {m.name for m in WATCH_METRICS if m.type != "histogram"} | histograms
+    return frozenset(m.name for m in EXPORTER_METRICS) | watched | DCGM_METRICS | KUBE_STATE_METRICS
+
+
+_HISTOGRAM_SERIES = ("_bucket", "_count", "_sum")

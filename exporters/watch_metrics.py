@@ -10,6 +10,7 @@ from datetime import datetime
 
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.registry import CollectorRegistry
+from whathappened.exporters import catalog
 
 from whathappened.model import Report
 
@@ -18,17 +19,12 @@ EXPLAIN_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300)
 
 class WatchMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
+        failures, explaining = catalog.WATCH_FAILURES, catalog.WATCH_EXPLAIN_SECONDS
         self.failures = Counter(
-            "whathappened_pod_failures",
-            "Pod deaths explained by whathappened watch, by cause.",
-            ["namespace", "cause", "category", "retryable", "root"],
-            registry=registry,
+            failures.name.removesuffix("_total"), failures.help, list(failures.labels), registry=registry
         )
         self.explain_seconds = Histogram(
-            "whathappened_explain_seconds",
-            "How long one explanation of an incident took.",
-            buckets=EXPLAIN_BUCKETS,
-            registry=registry,
+            explaining.name, explaining.help, list(explaining.labels), buckets=EXPLAIN_BUCKETS, registry=registry
         )
         self.incidents = Counter(
             "whathappened_watch_incidents",
