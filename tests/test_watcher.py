@@ -65,6 +65,7 @@ def test_a_storm_of_deaths_is_one_incident_explained_once_its_settle_is_over() -
     assert w.next_due() == T0 + SETTLE
     [incident] = w.due(T0 + SETTLE)
     assert (incident.experiment, incident.deaths, len(incident.pods)) == ("llama", 500, MAX_PODS_NAMED)
+    assert (incident.first, incident.last) == (T0, T0 + timedelta(seconds=59))
     assert w.due(T0 + SETTLE * 10) == [] and w.next_due() is None
 
 

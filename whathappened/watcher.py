@@ -40,12 +40,14 @@ class Incident:
     experiment: str
     first: datetime  # the earliest death
     due: datetime  # when it is explained: seen + settle
+    last: datetime | None = None  # the latest death
     pods: list[str] = field(default_factory=list)
     deaths: int = 0
 
     def join(self, death: Death) -> None:
         self.deaths += 1
         self.first = min(self.first, death.at)
+        self.last = max(self.last or death.at, death.at)
         if death.pod not in self.pods and len(self.pods) < MAX_PODS_NAMED:
             self.pods.append(death.pod)
 

@@ -77,9 +77,11 @@ def watch(
 
     def explain(incident: Incident) -> None:
         began = time.monotonic()
-        end = now()
-        query = Query(incident.experiment, incident.namespace, Window(end - parse_duration(settings.since), end))
-        query = Query(query.experiment, query.namespace, query.window, settings.label_keys)
+        # the window reaches --since back from the first death and the settle past the last (now, when the deaths
+        # are new; a replayed incident keeps its own times)
+        end = min(now(), (incident.last or incident.first) + wait)
+        window = Window(incident.first - parse_duration(settings.since), max(end, incident.first + SKEW))
+        query = Query(incident.experiment, incident.namespace, window, settings.label_keys)
         try:
             sources = live_sources(settings)
             report = make_report(sources.collectors, query, settings.deadline_s, sources.not_configured)

@@ -1,0 +1,86 @@
+"""Benchmark: ``whathappened watch`` on the 512-pod scale experiment, served as ``make bench`` serves it.
+
+1. Idle: the watch runs ``--idle`` seconds on the experiment's namespace with nothing changing; the API requests it
+   made are counted (one LIST at the start, one open stream; a stream is opened again each ``timeoutSeconds``,
+   300 s, so an hour costs 12 streams and no LIST).
+2. An incident: every pod of the experiment is set Running (not deaths), then Failed one after another, as the
+   generator's incident has them (the victim first, the 511 others after); the latency is from the last death to
+   the verdict's JSON line, with ``--settle`` (default 10 s) included, against the issue's bound of settle + 5 s.
+
+    .venv/bin/python -m bench.watch_bench                  # 512 pods, settle 10 s, 20 s idle
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.loaders import experiment, serve
+
+CLI = Path(sys.executable).parent / "whathappened"
+
+
+def phase(pod: dict[str, Any], value: str) -> dict[str, Any]:
+    return {**pod, "status": {**pod.get("status", {}), "phase": value}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pods", type=int, default=512)
+    parser.add_argument("--settle", type=int, default=10)
+    parser.add_argument("--idle", type=float, default=20.0)
+    args = parser.parse_args()
+    folder = experiment(args.pods)
+    with serve(folder, log_stride=128) as loaded:
+        s, double = loaded.scenario, loaded.kube
+        command = [str(CLI), "watch", "-n", s.namespace, "--kubeconfig", str(loaded.kubeconfig), "--port", "0"]
+        command += ["--prometheus-url", loaded.prometheus_url, "--elasticsearch-url", loaded.search_url]
+        command += ["--log-index", "logs-*", "--event-index", "kube-events-*", "--deadline", "120s"]
+        # the window reaches 6 h back from the first death, as the CLI's run over the recorded 6 h does
+        command += ["--settle", f"{args.settle}s", "--since", "6h"]
+        env = {**os.environ, "HOME": "/nonexistent"}
+        print(f"load {os.getloadavg()[0]:.1f}; {' '.join(command[1:3])} ...", flush=True)
+        double.reset()
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as watch:
+            assert watch.stdout is not None and watch.stderr is not None
+            try:
+                watch.stderr.readline()
+                assert double.changes.wait_watching(1, timeout_s=60)
+                time.sleep(args.idle)  # the idle period being measured: nothing changes, nothing should be asked
+                asked = [r for r in double.requests if r.path.endswith("/pods")]
+                lists = [r for r in asked if r.query.get("watch") not in ("true", "1")]
+                streams = [r for r in asked if r.query.get("watch") in ("true", "1")]
+                print(f"idle {args.idle:.0f} s: {len(lists)} LIST pages, {len(streams)} stream(s) open", flush=True)
+                ours = [
+                    p for p in double.store.pods if p["metadata"].get("labels", {}).get(s.label_key) == s.experiment
+                ]
+                for pod in ours:
+                    double.change("MODIFIED", "pods", phase(pod, "Running"))
+                victim = next(e["pod"] for e in s.expected if e.get("root"))
+                ordered = sorted(ours, key=lambda p: p["metadata"]["name"] != victim)
+                for pod in ordered:
+                    double.change("MODIFIED", "pods", phase(pod, "Failed"))
+                last = time.monotonic()
+                line = json.loads(watch.stdout.readline())
+                latency = time.monotonic() - last
+                root = (line.get("root_cause") or {}).get("pod")
+                print(
+                    f"{len(ordered)} deaths -> {line['deaths']} in one incident; verdict {latency:.1f} s after the last "
+                    f"death (settle {args.settle} s, bound {args.settle + 5} s); root {root} "
+                    f"({'right' if root == victim else 'WRONG'}); sources {line['sources']}; "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+            finally:
+                watch.terminate()
+                watch.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    main()
