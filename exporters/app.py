@@ -46,6 +46,7 @@ class ExporterConfig:
     window: timedelta = timedelta(minutes=60)
     azure_acknowledge: bool = False
     node_events: bool = False
+    label_node: bool = False
     gpu: bool = True
 
 
@@ -218,6 +219,10 @@ def run_exporter(*, clock: Clock = utcnow, **options: Any) -> None:
         from whathappened.exporters.node_events import in_cluster_recorder
 
         sinks = (in_cluster_recorder(node_name(config.node), clock),)
+    if config.label_node:
+        from whathappened.exporters.node_labels import in_cluster_labeler
+
+        sinks = (*sinks, in_cluster_labeler(node_name(config.node), clock, config.window))
     exporter = Exporter(config, clock=clock, sinks=sinks).start()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: exporter.request_stop())

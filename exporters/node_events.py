@@ -42,7 +42,7 @@ def in_cluster(env: Mapping[str, str] | None = None, account: Path = SERVICE_ACC
     environ = os.environ if env is None else env
     host, port = environ.get("KUBERNETES_SERVICE_HOST"), environ.get("KUBERNETES_SERVICE_PORT", "443")
     if not host or not (account / "token").is_file():
-        raise ConfigError("--node-events needs to run in a pod (no in-cluster service account found)")
+        raise ConfigError("--node-events and --label-node need to run in a pod (no in-cluster service account found)")
     host = f"[{host}]" if ":" in host else host
     return InCluster(f"https://{host}:{port}", account / "token", account / "ca.crt")
 

@@ -113,7 +113,11 @@ def test_daemonset_scrape_annotations_match_the_port() -> None:
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
 
 
-def test_rbac_grants_create_events_only() -> None:
-    roles = [d for d in _docs("exporter-rbac.yaml") if d["kind"] == "ClusterRole"]
-    assert [r["rules"] for r in roles] == [[{"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]]
+def test_rbac_grants_create_events_and_patch_nodes_only() -> None:
+    """--node-events creates Events (in "default"), --label-node patches its Node: nothing else."""
+    roles = {d["metadata"]["name"]: d["rules"] for d in _docs("exporter-rbac.yaml") if d["kind"] == "ClusterRole"}
+    assert roles == {
+        "whathappened-exporter-node-events": [{"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}],
+        "whathappened-exporter-node-label": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]}],
+    }
     assert Path(DEPLOY / "Containerfile").read_text().count("ENTRYPOINT") == 1

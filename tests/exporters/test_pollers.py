@@ -228,3 +228,25 @@ def test_in_cluster_config(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("t")
     cluster = in_cluster({"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}, tmp_path)
     assert cluster.api_url == "https://[fd00::1]:443" and cluster.token_file == tmp_path / "token"
+
+
+def test_the_node_label_follows_the_preflight_window(metadata: MetadataServer, client: httpx.Client) -> None:
+    """Set while a notice may start within the window, removed when none may, one PATCH per change; a refused
+    PATCH is retried at the next poll."""
+    from whathappened.exporters.node_labels import LABEL, NodeLabeler
+    from whathappened.exporters.notices import Notice
+
+    clock = Clock(NOW)
+    later = Notice("aws", "instance-event-0a1b", "system-reboot", "scheduled", NOW + timedelta(hours=3))
+    labeler = NodeLabeler(client, metadata.url, lambda: "test-sa-token", "ip-10-0-12-34", clock, timedelta(minutes=60))
+    labeler([later])  # three hours away: not due, and the first poll says so
+    assert metadata.state.node_labels == {"ip-10-0-12-34": {}} and metadata.state.patches == 1
+    clock.at = NOW + timedelta(hours=2, minutes=30)  # now within the hour
+    labeler([later])
+    labeler([later])
+    assert metadata.state.node_labels["ip-10-0-12-34"] == {LABEL: "true"} and metadata.state.patches == 2
+    labeler([])  # the notice is gone: the label goes
+    assert metadata.state.node_labels["ip-10-0-12-34"] == {} and metadata.state.patches == 3
+    refused = NodeLabeler(client, metadata.url, lambda: "wrong", "n", clock, timedelta(minutes=60))
+    refused([later])  # 401: logged, not raised
+    assert "n" not in metadata.state.node_labels and metadata.state.patches == 3

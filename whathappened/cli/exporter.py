@@ -52,6 +52,12 @@ def register(app: typer.Typer, clock: Callable[[], datetime] = utcnow) -> None:
         node_events: Annotated[
             bool, typer.Option("--node-events", help="Also record notices as Kubernetes Events on the Node.")
         ] = False,
+        label_node: Annotated[
+            bool,
+            typer.Option(
+                "--label-node", help="Label the Node whathappened.io/maintenance-due=true while maintenance is due."
+            ),
+        ] = False,
         gpu: Annotated[bool, typer.Option("--gpu/--no-gpu", help="GPU health from NVML where present.")] = True,
     ) -> None:
         from whathappened.exporters.app import run_exporter
@@ -66,6 +72,7 @@ def register(app: typer.Typer, clock: Callable[[], datetime] = utcnow) -> None:
             window=parse_duration(window),
             azure_acknowledge=azure_acknowledge,
             node_events=node_events,
+            label_node=label_node,
             gpu=gpu,
             clock=clock,
         )
