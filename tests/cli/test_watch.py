@@ -10,18 +10,20 @@ import queue
 import re
 import signal
 import subprocess
+import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+import yaml
 
 from tests.acceptance import BIN
 from tests.doubles.kube import KubeDouble, Store
 from tests.fixtures.kube import write_kubeconfig
-from tests.support import all_scenarios, free_port, http_server
+from tests.support import all_scenarios, free_port, http_server, require_binary, server_process
 
 SCENARIO = next(s for s in all_scenarios() if s.name == "maintenance-eviction")
 WORKER = "phi-3-medium-pt-r5-worker-1"
@@ -76,9 +78,45 @@ def test_a_source_down_during_an_explanation_is_named_in_the_verdict(double: Kub
     assert 'whathappened_watch_source_up{source="kubernetes"} 1.0' in text
 
 
-def watched(double: KubeDouble, tmp_path: Path, *extra: str) -> tuple[dict[str, Any], str, str]:
+def test_a_real_prometheus_scrapes_the_verdicts(double: KubeDouble, tmp_path: Path) -> None:
+    """The contract's counter as Prometheus stores it, with the labels the dashboards group by."""
+    found: list[dict[str, Any]] = []
+
+    def scrape(port: int) -> None:
+        config = tmp_path / "prometheus.yml"
+        scrape = {"job_name": "whathappened-watch", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}
+        config.write_text(yaml.safe_dump({"global": {"scrape_interval": "1s"}, "scrape_configs": [scrape]}))
+        listen = free_port()
+        args = [require_binary("prometheus"), f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}"]
+        url = f"http://127.0.0.1:{listen}"
+        with server_process([*args, f"--web.listen-address=127.0.0.1:{listen}"], f"{url}/-/ready", tmp_path / "p.log"):
+            found.extend(query_until(url, "whathappened_pod_failures_total"))
+
+    line, _, _ = watched(double, tmp_path, during=scrape)
+    roots = [s["metric"] for s in found if s["metric"]["root"] == "true"]
+    assert [(m["cause"], m["namespace"], m["job"]) for m in roots] == [
+        (line["root_cause"]["cause"], SCENARIO.namespace, "whathappened-watch")
+    ]
+    assert {"category", "retryable"} <= set(roots[0])
+
+
+def query_until(url: str, promql: str, timeout_s: float = 30.0) -> list[dict[str, Any]]:
+    """The query's series once there are any (scrapes come on Prometheus' schedule)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        answer = json.loads(urllib.request.urlopen(f"{url}/api/v1/query?query={promql}", timeout=5).read())
+        if answer["data"]["result"]:
+            return list(answer["data"]["result"])
+        time.sleep(0.2)  # the query API's poll interval, not a wait for an effect
+    raise AssertionError(f"{promql}: no series after {timeout_s} s")
+
+
+def watched(
+    double: KubeDouble, tmp_path: Path, *extra: str, during: Callable[[int], None] | None = None
+) -> tuple[dict[str, Any], str, str]:
     """Run the installed command against the double, let a worker die, and return its JSON line, its metrics and
-    what it wrote to stderr; a SIGTERM must end it with 0."""
+    what it wrote to stderr; ``during`` runs with its metrics port before it is stopped. A SIGTERM must end it
+    with 0."""
     config = write_kubeconfig(tmp_path / "kubeconfig", double.url, SCENARIO.namespace, token="unused")
     port = free_port()
     command = [str(BIN), "watch", "--kubeconfig", str(config), "--port", str(port), "--settle", "0s", *extra]
@@ -100,6 +138,8 @@ def watched(double: KubeDouble, tmp_path: Path, *extra: str) -> tuple[dict[str, 
                 1,
             )
             text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+            if during is not None:
+                during(port)
         finally:
             watch.send_signal(signal.SIGTERM)
             code = watch.wait(timeout=30)
