@@ -19,15 +19,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from bench.loaders import experiment, serve
+from tests.doubles.kube.store import in_phase
 
 CLI = Path(sys.executable).parent / "whathappened"
-
-
-def phase(pod: dict[str, Any], value: str) -> dict[str, Any]:
-    return {**pod, "status": {**pod.get("status", {}), "phase": value}}
 
 
 def main() -> None:
@@ -61,11 +57,11 @@ def main() -> None:
                     p for p in double.store.pods if p["metadata"].get("labels", {}).get(s.label_key) == s.experiment
                 ]
                 for pod in ours:
-                    double.change("MODIFIED", "pods", phase(pod, "Running"))
+                    double.change("MODIFIED", "pods", in_phase(pod, "Running"))
                 victim = next(e["pod"] for e in s.expected if e.get("root"))
                 ordered = sorted(ours, key=lambda p: p["metadata"]["name"] != victim)
                 for pod in ordered:
-                    double.change("MODIFIED", "pods", phase(pod, "Failed"))
+                    double.change("MODIFIED", "pods", in_phase(pod, "Failed"))
                 last = time.monotonic()
                 line = json.loads(watch.stdout.readline())
                 latency = time.monotonic() - last

@@ -78,11 +78,9 @@ class KubeApi:
         timeout: tuple[float, float] | None = None,
     ) -> Answer:
         """Any status comes back as an Answer; no answer at all raises Unanswered."""
+        response = self._send(endpoint, where, params, accept, timeout)
         try:
-            response = self._send(endpoint, where, params, accept, timeout)
             body = response.read()
-        except ApiException as error:  # the client's REST layer turns a TLS failure into a status-0 ApiException
-            raise Unanswered("tls" if not error.status else "broken") from None
         except urllib3.exceptions.HTTPError as error:
             raise Unanswered(transport_kind(error)) from None
         return Answer(int(response.status), body or b"", response.headers or {})
@@ -96,12 +94,7 @@ class KubeApi:
     ) -> tuple[int, Mapping[str, str], Iterator[bytes]]:
         """A streamed GET (a WATCH): the status, the headers, and the body's lines as they arrive (the connection
         goes back to the pool when they end). No answer, at the start or mid-stream, raises Unanswered."""
-        try:
-            response = self._send(endpoint, where, params, JSON, timeout)
-        except ApiException as error:
-            raise Unanswered("tls" if not error.status else "broken") from None
-        except urllib3.exceptions.HTTPError as error:
-            raise Unanswered(transport_kind(error)) from None
+        response = self._send(endpoint, where, params, JSON, timeout)
         raw = response.response
 
         def each() -> Iterator[bytes]:
@@ -127,7 +120,7 @@ class KubeApi:
         accept: str,
         timeout: tuple[float, float] | None,
     ) -> Any:
-        """The one request builder: its method is the constant GET."""
+        """The one request builder: its method is the constant GET. No answer raises Unanswered."""
         request = self._client.param_serialize(
             method="GET",
             resource_path=PATHS[endpoint],
@@ -136,7 +129,12 @@ class KubeApi:
             header_params={"Accept": accept},
             auth_settings=["BearerToken"],
         )
-        return self._client.call_api(*request, _request_timeout=timeout)
+        try:
+            return self._client.call_api(*request, _request_timeout=timeout)
+        except ApiException as error:  # the client's REST layer turns a TLS failure into a status-0 ApiException
+            raise Unanswered("tls" if not error.status else "broken") from None
+        except urllib3.exceptions.HTTPError as error:
+            raise Unanswered(transport_kind(error)) from None
 
 
 class Unanswered(Exception):

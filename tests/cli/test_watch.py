@@ -35,11 +35,6 @@ def double() -> Iterator[KubeDouble]:
         yield started
 
 
-def phase(double: KubeDouble, name: str, value: str) -> dict[str, Any]:
-    [pod] = [p for p in double.store.pods if p["metadata"]["name"] == name]
-    return {**pod, "status": {**pod.get("status", {}), "phase": value}}
-
-
 class Receiver(BaseHTTPRequestHandler):
     posted: ClassVar[queue.Queue[dict[str, Any]]] = queue.Queue()
 
@@ -129,8 +124,8 @@ def watched(
             started = watch.stderr.readline()
             assert f"metrics on :{port}" in started and SCENARIO.namespace in started
             assert double.changes.wait_watching(1)
-            double.change("MODIFIED", "pods", phase(double, WORKER, "Running"))  # it ran again: no death
-            double.change("MODIFIED", "pods", phase(double, WORKER, "Failed"))  # and failed
+            double.change("MODIFIED", "pods", double.store.in_phase(WORKER, "Running"))  # it ran again: no death
+            double.change("MODIFIED", "pods", double.store.in_phase(WORKER, "Failed"))  # and failed
             line = json.loads(watch.stdout.readline())
             assert (line["experiment"], line["namespace"], line["deaths"]) == (
                 SCENARIO.experiment,

@@ -35,8 +35,7 @@ def api(double: KubeDouble) -> client.CoreV1Api:
 
 def failed(double: KubeDouble, name: str) -> dict[str, Any]:
     """The stored pod, its phase now Unknown (its node stopped reporting): a change every watcher must see."""
-    [pod] = [p for p in double.store.pods if p["metadata"]["name"] == name]
-    return {**pod, "status": {**pod.get("status", {}), "phase": "Unknown"}}
+    return double.store.in_phase(name, "Unknown")
 
 
 def events(stream: Iterator[dict[str, Any]], count: int) -> list[tuple[str, str, str]]:

@@ -10,6 +10,7 @@ the cluster like the CLI.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import time
@@ -59,7 +60,7 @@ def watch(
     from whathappened.watcher import Watcher
 
     settings = chosen.settings()
-    wait = timedelta(0) if settle.strip().rstrip("smhd") in ("0", "") else parse_duration(settle)  # 0: at once
+    wait = timedelta(0) if re.fullmatch(r"0+[smhd]?", settle.strip()) else parse_duration(settle)  # 0: at once
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: not a port number")
     if webhook is not None and not webhook.startswith(("http://", "https://")):
@@ -76,6 +77,8 @@ def watch(
     server = MetricsServer(port, registry=registry).start()
 
     def explain(incident: Incident) -> None:
+        """As the CLI does it, with fresh collectors: a collector keeps what it fetched (nodes, spellings) for the
+        run it was built for, and one explanation's cache must not answer for the next incident."""
         began = time.monotonic()
         # the window reaches --since back from the first death and the settle past the last (now, when the deaths
         # are new; a replayed incident keeps its own times)

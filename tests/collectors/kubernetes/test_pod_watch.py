@@ -68,9 +68,9 @@ def watching(double: KubeDouble, tmp_path: Path) -> Iterator[Watching]:
 
 
 def phase(double: KubeDouble, name: str, value: str, labelled: bool = True) -> dict[str, Any]:
-    [pod] = [p for p in double.store.pods if p["metadata"]["name"] == name]
-    meta = pod["metadata"] if labelled else {**pod["metadata"], "labels": {}, "name": f"{name}-sidecar-job"}
-    return {**pod, "metadata": meta, "status": {**pod.get("status", {}), "phase": value}}
+    """The stored pod in that phase; ``labelled`` False: a pod beside it that carries no experiment label key."""
+    pod = double.store.in_phase(name, value)
+    return pod if labelled else {**pod, "metadata": {**pod["metadata"], "labels": {}, "name": f"{name}-sidecar-job"}}
 
 
 def watch_requests(double: KubeDouble) -> list[Any]:

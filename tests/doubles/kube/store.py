@@ -229,11 +229,22 @@ class Store:
         kept = [o for o in items if _key(o) != key]
         items[:] = _ordered([*kept, stored] if change != "DELETED" else kept)
         self._matched.clear()
+        self._as_v1.clear()  # keyed by id(): a replaced event's id may be reused by a new object
         self._by_involved = None
         return stored
 
+    def in_phase(self, name: str, phase: str) -> dict[str, Any]:
+        """The stored pod of that name with its phase changed: what a test hands to ``KubeDouble.change``."""
+        [pod] = [p for p in self.pods if p["metadata"]["name"] == name]
+        return in_phase(pod, phase)
+
     def objects(self, resource: str) -> list[dict[str, Any]]:
         return {"pods": self.pods, "events": self.events, "nodes": self.nodes, "namespaces": self.namespaces}[resource]
+
+
+def in_phase(pod: Mapping[str, Any], phase: str) -> dict[str, Any]:
+    """A pod object with its phase changed."""
+    return {**pod, "status": {**(pod.get("status") or {}), "phase": phase}}
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
