@@ -6,7 +6,9 @@ health in the last explanation."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.registry import CollectorRegistry
@@ -37,7 +39,7 @@ class WatchMetrics:
         )
         self.writes = Gauge(
             "whathappened_watch_writes",
-            "Opt-in writes of verdicts so far, by kind (webhook) and result (sent, failed, dropped).",
+            "Opt-in writes of verdicts so far, by kind (webhook, event, annotation) and result (sent, failed, dropped).",
             ["kind", "result"],
             registry=registry,
         )
@@ -72,6 +74,12 @@ class WatchMetrics:
         for kind, count in (("list", lists), ("watch", watches), ("expired", expired), ("failure", failures)):
             self.watch_requests.labels(kind=kind).set(count)
 
-    def wrote(self, kind: str, sent: int, failed: int, dropped: int) -> None:
-        for result, count in (("sent", sent), ("failed", failed), ("dropped", dropped)):
-            self.writes.labels(kind=kind, result=result).set(count)
+    def writes_of(self, kind: str, counts: Callable[[], tuple[int, int, int]]) -> None:
+        """Serve a write kind's (sent, failed, dropped) as they are at each scrape: writes finish in the
+        background, after the explanation that queued them."""
+        for index, result in enumerate(("sent", "failed", "dropped")):
+            self.writes.labels(kind=kind, result=result).set_function(partial(_nth, counts, index))
+
+
+def _nth(counts: Callable[[], tuple[int, int, int]], index: int) -> float:
+    return float(counts()[index])

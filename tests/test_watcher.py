@@ -85,3 +85,25 @@ def test_experiments_settle_apart_and_a_repeated_root_is_reported_once() -> None
     [later] = w.due(T0 + timedelta(minutes=10) + SETTLE)
     assert not w.explained(later, ("a-0", "gpu-fallen-off-bus")) and w.repeats == 1
     assert w.explained(later, ("a-1", "nccl-timeout"))  # a new root is news
+
+
+def test_the_verdict_goes_to_the_root_pods_job_else_the_first_deaths() -> None:
+    """Ranks of one experiment under two Jobs (a resubmission beside the old one): the root pod's job is named."""
+    w = watcher()
+
+    def owned(name: str, job: str, phase: str = "Running") -> dict[str, Any]:
+        found = pod(name, phase)
+        reference = {"apiVersion": "batch/v1", "kind": "Job", "name": job, "uid": f"u-{job}", "controller": True}
+        found["metadata"] |= {"ownerReferences": [reference], "uid": f"u-{name}"}
+        return found
+
+    for name, job in (("a", "old"), ("b", "new"), ("c", "new")):
+        w.seen("ADDED", owned(name, job), T0)
+    for name, job in (("a", "old"), ("b", "new"), ("c", "new")):
+        w.seen("MODIFIED", owned(name, job, "Failed"), T0)
+    w.seen("ADDED", pod("bare"), T0)
+    w.seen("MODIFIED", {**pod("bare", "Failed"), "metadata": {**pod("bare")["metadata"], "uid": "u-bare"}}, T0)
+    [incident] = w.due(T0 + SETTLE)
+    assert incident.owner("b").name == "new" and incident.owner("a").name == "old"  # type: ignore[union-attr]
+    assert incident.owner(None).name == "old"  # type: ignore[union-attr]  # no root: the first death's job
+    assert incident.owner("bare").kind == "Pod"  # type: ignore[union-attr]  # a bare pod is its own subject

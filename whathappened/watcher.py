@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from whathappened.collectors.kube_objects.owners import Owner, owner_of, pod_itself
 from whathappened.timeutils import parse_timestamp
 
 MAX_PODS_NAMED = 64  # an incident names this many of its dead pods; a storm is counted, not held
@@ -32,6 +33,7 @@ class Death:
     experiment: str
     at: datetime  # when the run ended, as the pod says (else when the change was seen)
     how: str  # failed | restarted | container-failed | disrupted
+    owner: Owner | None = None  # its training job (or the pod itself when bare): where a verdict is written
 
 
 @dataclass
@@ -43,6 +45,7 @@ class Incident:
     last: datetime | None = None  # the latest death
     pods: list[str] = field(default_factory=list)
     deaths: int = 0
+    owners: dict[str, Owner] = field(default_factory=dict)  # of the named pods
 
     def join(self, death: Death) -> None:
         self.deaths += 1
@@ -50,6 +53,13 @@ class Incident:
         self.last = max(self.last or death.at, death.at)
         if death.pod not in self.pods and len(self.pods) < MAX_PODS_NAMED:
             self.pods.append(death.pod)
+            if death.owner is not None:
+                self.owners[death.pod] = death.owner
+
+    def owner(self, root_pod: str | None) -> Owner | None:
+        """Where the verdict goes: the root pod's job when that pod died here, else the first death's."""
+        found = self.owners.get(root_pod or "")
+        return found or next(iter(self.owners.values()), None)
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,7 @@ class Watcher:
         how = _how(before, state)
         if how is None:
             return None
-        death = Death(key[0], key[1], experiment, _ended(pod) or now, how)
+        death = Death(key[0], key[1], experiment, _ended(pod) or now, how, owner_of(pod) or pod_itself(pod))
         self.deaths += 1
         incident = self._pending.get((key[0], experiment))
         if incident is None:

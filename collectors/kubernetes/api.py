@@ -10,7 +10,9 @@ Configuration's host, bearer token, exec/OIDC token refresh, as kubernetes.confi
 methods take, minus the pydantic layer.
 
 Read-only by construction: ``KubeApi.get`` is the only way out and its method is the constant "GET"; the paths
-are the ones below, one per permission in collectors.kubernetes.access.PERMISSIONS.
+are the ones below, one per permission in collectors.kubernetes.access.PERMISSIONS. The only writes are
+``KubeWrites``, built by ``whathappened watch`` alone and only with its opt-in --write-events or --annotate: create an
+Event, merge-patch an owner's annotations (deploy/writes/ grants exactly these).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import urllib3
 import yaml
 from kubernetes import config
 from kubernetes.client import ApiClient, Configuration
+from kubernetes.client.api_client import RequestSerialized
 from kubernetes.client.exceptions import ApiException
 
 from whathappened.config import KubernetesSettings
@@ -129,12 +132,51 @@ class KubeApi:
             header_params={"Accept": accept},
             auth_settings=["BearerToken"],
         )
+        return _call(self._client, request, timeout)
+
+
+def _call(client: ApiClient, request: RequestSerialized, timeout: tuple[float, float] | None) -> Any:
+    try:
+        return client.call_api(*request, _request_timeout=timeout)
+    except ApiException as error:  # the client's REST layer turns a TLS failure into a status-0 ApiException
+        raise Unanswered("tls" if not error.status else "broken") from None
+    except urllib3.exceptions.HTTPError as error:
+        raise Unanswered(transport_kind(error)) from None
+
+
+MERGE_PATCH = "application/merge-patch+json"  # RFC 7386: custom resources take it (no strategic merge there)
+WRITE_TIMEOUT = (5.0, 10.0)
+
+
+class KubeWrites:
+    """The watch's two opt-in writes; each returns the API server's status, 0 when there was no answer."""
+
+    def __init__(self, api_client: ApiClient) -> None:
+        self._client = api_client
+
+    def create_event(self, namespace: str, event: Mapping[str, Any]) -> int:
+        return self._write("POST", PATHS["events"].format(namespace=namespace), event, JSON)
+
+    def merge_patch(self, path: str, patch: Mapping[str, Any]) -> int:
+        """``path``: a namespaced object's (collectors.kube_objects.owners.Owner.path)."""
+        if not path.startswith(("/api/", "/apis/")) or "/namespaces/" not in path:
+            raise ValueError(f"not a namespaced object's path: {path}")
+        return self._write("PATCH", path, patch, MERGE_PATCH)
+
+    def _write(self, method: str, path: str, body: Mapping[str, Any], content_type: str) -> int:
+        request = self._client.param_serialize(
+            method=method,
+            resource_path=path,
+            header_params={"Accept": JSON, "Content-Type": content_type},
+            body=dict(body),
+            auth_settings=["BearerToken"],
+        )
         try:
-            return self._client.call_api(*request, _request_timeout=timeout)
-        except ApiException as error:  # the client's REST layer turns a TLS failure into a status-0 ApiException
-            raise Unanswered("tls" if not error.status else "broken") from None
-        except urllib3.exceptions.HTTPError as error:
-            raise Unanswered(transport_kind(error)) from None
+            response = _call(self._client, request, WRITE_TIMEOUT)
+            response.read()
+        except (Unanswered, urllib3.exceptions.HTTPError):
+            return 0
+        return int(response.status)
 
 
 class Unanswered(Exception):

@@ -24,9 +24,12 @@ from tests.acceptance import BIN
 from tests.doubles.kube import KubeDouble, Store
 from tests.fixtures.kube import write_kubeconfig
 from tests.support import all_scenarios, free_port, http_server, require_binary, server_process
+from whathappened.watch_verdict import in_words
 
 SCENARIO = next(s for s in all_scenarios() if s.name == "maintenance-eviction")
 WORKER = "phi-3-medium-pt-r5-worker-1"
+JOB = "phi-3-medium-pt-r5"  # the PyTorchJob that owns it
+JOB_RESOURCE = "pytorchjobs.kubeflow.org"
 
 
 @pytest.fixture
@@ -62,6 +65,36 @@ def test_a_death_is_explained_once_printed_counted_and_posted(double: KubeDouble
     assert posted["text"].startswith(f"whathappened: {SCENARIO.experiment} in {SCENARIO.namespace}: ")
     assert Receiver.posted.empty()  # one POST for the one incident
     assert "secret-path" not in errors
+    assert [r for r in double.requests if r.method != "GET"] == []  # without --write-events/--annotate: read-only
+
+
+def test_the_verdict_is_written_on_the_training_job_and_read_back_with_kubectl(tmp_path: Path) -> None:
+    scraped: list[str] = []
+
+    def written(port: int) -> None:
+        """Writes finish after the line is printed: wait for both to reach the server, then for the metrics."""
+        assert double.changes.wait_for(lambda changes: {c.resource for c in changes} >= {"events", JOB_RESOURCE})
+        scraped.append(metrics_until(port, 'whathappened_watch_writes{kind="annotation",result="sent"} 1.0'))
+
+    with KubeDouble(Store.from_scenario(SCENARIO.path), writable=True) as double:
+        line, _, _ = watched(double, tmp_path, "--write-events", "--annotate", during=written)
+        events = json.loads(kubectl(double, tmp_path, "get", "events", "--field-selector", "reason=WhatHappened"))
+        job = json.loads(kubectl(double, tmp_path, "get", "pytorchjob", JOB))
+    [event] = events["items"]  # one incident, one Event
+    assert event["type"] == "Warning" and event["involvedObject"]["kind"] == "PyTorchJob"
+    assert event["involvedObject"]["uid"] == job["metadata"]["uid"]
+    assert event["message"] == in_words(line) and line["root_cause"]["summary"] in event["message"]
+    assert json.loads(job["metadata"]["annotations"]["whathappened.io/verdict"]) == line
+    assert 'whathappened_watch_writes{kind="event",result="sent"} 1.0' in scraped[0]
+    assert 'whathappened_watch_writes{kind="event",result="failed"} 0.0' in scraped[0]
+    assert [(r.method, r.status) for r in double.requests if r.method != "GET"] == [("POST", 201), ("PATCH", 200)]
+
+
+def kubectl(double: KubeDouble, tmp_path: Path, *args: str) -> str:
+    config = write_kubeconfig(tmp_path / "kubectl-config", double.url, SCENARIO.namespace)
+    env = {"KUBECONFIG": str(config), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    command = [require_binary("kubectl"), "--cache-dir", str(tmp_path / "cache"), *args, "-o", "json"]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=True).stdout
 
 
 def test_a_source_down_during_an_explanation_is_named_in_the_verdict(double: KubeDouble, tmp_path: Path) -> None:
@@ -93,6 +126,17 @@ def test_a_real_prometheus_scrapes_the_verdicts(double: KubeDouble, tmp_path: Pa
         (line["root_cause"]["cause"], SCENARIO.namespace, "whathappened-watch")
     ]
     assert {"category", "retryable"} <= set(roots[0])
+
+
+def metrics_until(port: int, needle: str, timeout_s: float = 10.0) -> str:
+    """The watch's metrics once they show ``needle``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        if needle in text:
+            return text
+        time.sleep(0.1)  # the scrape's poll interval, not a wait for an effect
+    raise AssertionError(f"no {needle!r} in the metrics after {timeout_s} s")
 
 
 def query_until(url: str, promql: str, timeout_s: float = 30.0) -> list[dict[str, Any]]:

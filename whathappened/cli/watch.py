@@ -2,9 +2,10 @@
 
 One pod watch (collectors/kubernetes/pod_watch.py) feeds the Watcher (whathappened/watcher.py) through the loop
 (whathappened/watch_loop.py); each incident, once settled, is explained exactly as ``whathappened EXPERIMENT``
-explains it, printed as one JSON line, counted in the metrics served on ``--port`` and, with ``--webhook``, POSTed
-(whathappened/webhook.py). Writing Events and annotations on the owner is not built yet: the watch is read-only on
-the cluster like the CLI.
+explains it, printed as one JSON line (whathappened/watch_verdict.py), counted in the metrics served on ``--port``
+and, opt-in, written: ``--write-events`` and ``--annotate`` on the failed pod's training job
+(collectors/kubernetes/verdict_writes.py), ``--webhook`` to a URL (whathappened/webhook.py). Without those flags
+the watch is read-only on the cluster like the CLI.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import sys
 import time
 from datetime import timedelta
@@ -21,10 +23,9 @@ import typer
 
 from whathappened.cli import options as o
 from whathappened.errors import UsageError, WhathappenedError, scrub
-from whathappened.timeutils import isoformat, now, parse_duration
+from whathappened.timeutils import now, parse_duration
 
 if TYPE_CHECKING:
-    from whathappened.model import Report
     from whathappened.watcher import Incident
 
 SKEW = timedelta(minutes=2)
@@ -43,13 +44,20 @@ def watch(
     webhook: Annotated[
         str | None, typer.Option("--webhook", help="POST each new verdict's JSON here (with a Slack-style text).")
     ] = None,
+    write_events: Annotated[
+        bool, typer.Option("--write-events", help="Write each new verdict as a Warning Event on the pod's job.")
+    ] = False,
+    annotate: Annotated[
+        bool, typer.Option("--annotate", help="Set whathappened.io/verdict (the verdict JSON) on the pod's job.")
+    ] = False,
     *,
     chosen: o.SourceOptions,
 ) -> None:
     from prometheus_client.registry import CollectorRegistry
 
-    from whathappened.collectors.kubernetes.api import KubeApi, build_api_client
+    from whathappened.collectors.kubernetes.api import KubeApi, KubeWrites, build_api_client
     from whathappened.collectors.kubernetes.pod_watch import PodWatch
+    from whathappened.collectors.kubernetes.verdict_writes import VerdictWriter
     from whathappened.explain import explain as make_report
     from whathappened.exporters.server import MetricsServer
     from whathappened.exporters.watch_metrics import WatchMetrics
@@ -57,6 +65,7 @@ def watch(
     from whathappened.scope import Query
     from whathappened.sources import live_sources
     from whathappened.watch_loop import WatchLoop
+    from whathappened.watch_verdict import in_words, verdict_line
     from whathappened.watcher import Watcher
 
     settings = chosen.settings()
@@ -71,9 +80,19 @@ def watch(
     api_client, context_namespace = build_api_client(settings.kubernetes, settings.verify_tls)
     namespace = None if settings.all_namespaces else (settings.namespace or context_namespace)
     pods = PodWatch(KubeApi(api_client), namespace, settings.label_keys, time.sleep)
+    writer = None
+    if write_events or annotate:
+        writes = KubeWrites(api_client)
+        instance = socket.gethostname()
+        writer = VerdictWriter(writes, time.sleep, instance, events=write_events, annotations=annotate)
     watcher = Watcher(settings.label_keys, wait)
     registry = CollectorRegistry()
     metrics = WatchMetrics(registry)
+    if hook is not None:
+        metrics.writes_of("webhook", lambda h=hook: (h.sent, h.failed, h.dropped))
+    if writer is not None:
+        for kind in writer.counts():
+            metrics.writes_of(kind, lambda kind=kind, w=writer: w.counts()[kind])
     server = MetricsServer(port, registry=registry).start()
 
     def explain(incident: Incident) -> None:
@@ -96,12 +115,13 @@ def watch(
         metrics.explained(report, time.monotonic() - began, news, incident.first - SKEW)
         metrics.watched(pods.lists, pods.watches, pods.expired, pods.failures)
         if news:
-            line = _line(incident, report)
+            line = verdict_line(incident, report)
             print(json.dumps(line), flush=True)
             if hook is not None:
                 hook.send(line)
-        if hook is not None:
-            metrics.wrote("webhook", hook.sent, hook.failed, hook.dropped)
+            owner = incident.owner(root.pod if root else None)
+            if writer is not None and owner is not None:
+                writer.write(owner, line, in_words(line), now())
 
     loop = WatchLoop(watcher, explain, now)
 
@@ -119,19 +139,6 @@ def watch(
     finally:
         if hook is not None:
             hook.close()
+        if writer is not None:
+            writer.close()
         server.stop()
-
-
-def _line(incident: Incident, report: Report) -> dict[str, object]:
-    root = report.root_cause
-    return {
-        "experiment": incident.experiment,
-        "namespace": incident.namespace,
-        "deaths": incident.deaths,
-        "first_death": isoformat(incident.first),
-        "outcome": report.outcome.value,
-        "root_cause": None
-        if root is None
-        else {"pod": root.pod, "cause": root.cause, "summary": root.summary, "next_step": root.next_step},
-        "sources": {s.name: s.status.value for s in report.sources},
-    }

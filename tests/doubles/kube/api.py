@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.doubles.kube.selectors import FIELDS, SelectorError, field_selector, label_selector
-from tests.doubles.kube.store import LogLine, Store
+from tests.doubles.kube.store import OWNERS, LogLine, Store
 
 KINDS = {"pods": "Pod", "events": "Event", "nodes": "Node", "namespaces": "Namespace"}
 NAMESPACED = {"pods", "events"}
 READ_VERBS = ["get", "list", "watch"]
+_OWNER_GROUPS = {group: version for group, version, _ in OWNERS.values()}
 GONE_MESSAGE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
     "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
@@ -71,6 +72,8 @@ def route(path: str) -> Route | None:
         group, rest = "", parts[2:]
     elif parts[:3] == ["apis", "events.k8s.io", "v1"]:
         group, rest = "events.k8s.io", parts[3:]
+    elif len(parts) > 3 and parts[0] == "apis" and _OWNER_GROUPS.get(parts[1]) == parts[2]:
+        group, rest = parts[1], parts[3:]
     else:
         return None
     namespace = None
@@ -82,13 +85,15 @@ def route(path: str) -> Route | None:
     return Route(group, rest[0], namespace, name, rest[2] if len(rest) > 2 else None)
 
 
-def _resource(name: str, kind: str, namespaced: bool, short: list[str] | None = None) -> dict[str, Any]:
+def _resource(
+    name: str, kind: str, namespaced: bool, short: list[str] | None = None, writes: tuple[str, ...] = ()
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "name": name,
         "singularName": kind.lower(),
         "namespaced": namespaced,
         "kind": kind,
-        "verbs": READ_VERBS,
+        "verbs": [*READ_VERBS, *writes],
     }
     if short:
         doc["shortNames"] = short
@@ -103,6 +108,14 @@ def discovery(path: str, host: str) -> dict[str, Any] | None:
         "versions": [{"groupVersion": "events.k8s.io/v1", "version": "v1"}],
         "preferredVersion": {"groupVersion": "events.k8s.io/v1", "version": "v1"},
     }
+    owner_groups = [
+        {
+            "name": group,
+            "versions": [{"groupVersion": f"{group}/{version}", "version": version}],
+            "preferredVersion": {"groupVersion": f"{group}/{version}", "version": version},
+        }
+        for group, version in _OWNER_GROUPS.items()
+    ]
     docs: dict[str, dict[str, Any]] = {
         "/version": {
             "major": "1",
@@ -111,7 +124,7 @@ def discovery(path: str, host: str) -> dict[str, Any] | None:
             "platform": "linux/amd64",
         },
         "/api": {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": cidrs},
-        "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": [events_group]},
+        "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": [events_group, *owner_groups]},
         "/apis/events.k8s.io": {"kind": "APIGroup", "apiVersion": "v1", **events_group},
         "/api/v1": {
             "kind": "APIResourceList",
@@ -119,7 +132,7 @@ def discovery(path: str, host: str) -> dict[str, Any] | None:
             "resources": [
                 _resource("pods", "Pod", True, ["po"]),
                 {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]},
-                _resource("events", "Event", True, ["ev"]),
+                _resource("events", "Event", True, ["ev"], ("create",)),
                 _resource("nodes", "Node", False, ["no"]),
                 _resource("namespaces", "Namespace", False, ["ns"]),
             ],
@@ -131,6 +144,15 @@ def discovery(path: str, host: str) -> dict[str, Any] | None:
             "resources": [_resource("events", "Event", True, ["ev"])],
         },
     }
+    for group in owner_groups:
+        docs[f"/apis/{group['name']}"] = {"kind": "APIGroup", "apiVersion": "v1", **group}
+        version = group["preferredVersion"]["groupVersion"]
+        resources = [
+            _resource(plural.split(".")[0], kind, True, writes=("patch",))
+            for plural, (g, _, kind) in OWNERS.items()
+            if g == group["name"]
+        ]
+        docs[f"/apis/{version}"] = {"kind": "APIResourceList", "groupVersion": version, "resources": resources}
     return docs.get(path.rstrip("/") or "/")
 
 
@@ -147,6 +169,9 @@ def _decode(token: str) -> dict[str, Any]:
 
 
 def _view(store: Store, r: Route) -> list[dict[str, Any]]:
+    if r.plural in OWNERS:
+        owned = store.objects(r.plural)
+        return owned if r.namespace is None else [o for o in owned if o["metadata"].get("namespace") == r.namespace]
     if r.resource not in KINDS or (r.group == "events.k8s.io" and r.resource != "events"):
         raise ApiError(404, "the server could not find the requested resource")
     objects = store.objects(r.resource)
@@ -172,8 +197,15 @@ def _narrowed(store: Store, r: Route, params: Mapping[str, str]) -> list[dict[st
     return [store.as_v1(o) for o in narrowed] if r.group else narrowed
 
 
+def _fields(r: Route) -> Mapping[str, str]:
+    """The field selectors this list takes."""
+    if r.plural in OWNERS:
+        return FIELDS["owners"]
+    return FIELDS["events.k8s.io" if r.group else r.resource] if r.resource in KINDS else {}
+
+
 def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str, Any]:
-    fields = FIELDS["events.k8s.io" if r.group else r.resource] if r.resource in KINDS else {}
+    fields = _fields(r)
     try:
         labels = label_selector(params.get("labelSelector"))
         wanted = field_selector(params.get("fieldSelector"), fields)
@@ -191,14 +223,14 @@ def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str,
     if limit > 0 and start + limit < len(matched):
         metadata["continue"] = _encode({"rv": store.resource_version, "start": start + limit})
         metadata["remainingItemCount"] = len(matched) - start - limit
-    kind = KINDS[r.resource]
-    api_version = "events.k8s.io/v1" if r.group else "v1"
+    group, version, kind = OWNERS.get(r.plural) or (r.group, "v1", KINDS[r.resource])
+    api_version = f"{group}/{version}" if group else "v1"
     return {"kind": f"{kind}List", "apiVersion": api_version, "metadata": metadata, "items": page}
 
 
 def matcher(r: Route, params: Mapping[str, str]) -> Callable[[Mapping[str, Any]], bool]:
     """Whether one object belongs to this list (namespace, label and field selectors): what a watch streams."""
-    fields = FIELDS["events.k8s.io" if r.group else r.resource] if r.resource in KINDS else {}
+    fields = _fields(r)
     try:
         labels = label_selector(params.get("labelSelector"))
         wanted = field_selector(params.get("fieldSelector"), fields)

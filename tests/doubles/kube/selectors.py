@@ -139,4 +139,5 @@ FIELDS: dict[str, dict[str, str]] = {
     "events.k8s.io": {**_META, **_NEW_EVENT},
     "nodes": {**_META, "spec.unschedulable": "spec.unschedulable"},
     "namespaces": {**_META, "status.phase": "status.phase"},
+    "owners": _META,  # custom resources and Jobs: only metadata.name and metadata.namespace
 }

@@ -1,11 +1,12 @@
-"""A Kubernetes API server test double: real HTTP on loopback, serving a Store read-only.
+"""A Kubernetes API server test double: real HTTP on loopback, serving a Store read-only (or, started writable, taking
+the watch's two opt-in writes: creating an Event, merge-patching a training job; writes.py).
 
 Enough of the API for kubectl and the official Python client: discovery (/version, /api, /apis, /api/v1,
 /apis/events.k8s.io/v1), list/get of pods, events (core/v1 and events.k8s.io/v1), nodes and namespaces,
 pods/log, label and field selectors, limit/continue pagination, resourceVersion, and WATCH with bookmarks and
 410 (watch.py; the test changes the store through ``change``).
 Every request is recorded (method, path, query) so tests can hold a collector to its request budget and to
-read-only verbs; writes answer 405. Faults (401/403/404/429 with Retry-After/410 on continue/5xx/slow/a
+read-only verbs; writes answer 405 unless the double is writable. Faults (401/403/404/429 with Retry-After/410 on continue/5xx/slow/a
 garbled 200 body) are injected per path with ``faults.add``.
 """
 
@@ -39,6 +40,7 @@ from tests.doubles.kube.api import (
 from tests.doubles.kube.store import Store
 from tests.doubles.kube.tables import as_table
 from tests.doubles.kube.watch import Change, ChangeLog, stream
+from tests.doubles.kube.writes import body_of, new_event, patched
 
 
 @dataclass(frozen=True)
@@ -121,9 +123,10 @@ class _Server(ThreadingHTTPServer):
 class KubeDouble:
     """Start with ``start()`` (or as a context manager); ``url`` is the API server address."""
 
-    def __init__(self, store: Store, token: str | None = None) -> None:
+    def __init__(self, store: Store, token: str | None = None, writable: bool = False) -> None:
         self.store = store
         self.token = token  # when set, requests without "Bearer <token>" get 401
+        self.writable = writable  # take POST of events and PATCH of owners (writes.py); else every write is 405
         self.faults = Faults()
         self.requests: list[Request] = []
         self.in_flight = 0
@@ -237,18 +240,43 @@ class _Handler(BaseHTTPRequestHandler):
         if not (status == 200 and params.get("watch") in ("true", "1")):  # a watch is recorded as it opens
             self.double.record(Request("GET", split.path, params, status, self.headers.get("Authorization")))
 
-    def _refuse(self) -> None:
+    def _write(self) -> None:
         split = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        raw = self.rfile.read(length) if length else b""
         params = {k: v[-1] for k, v in parse_qs(split.query).items()}
-        self.double.record(Request(self.command, split.path, params, 405, self.headers.get("Authorization")))
-        self._json(405, status_body(405, "the test double is read-only"))
+        self.double.arrived(1)
+        try:
+            status = self._take(split.path, split.query, params, raw)
+        except ApiError as error:
+            status = error.code
+            self._json(error.code, status_body(error.code, str(error)), error.headers)
+        finally:
+            self.double.arrived(-1)
+        self.double.record(Request(self.command, split.path, params, status, self.headers.get("Authorization")))
 
-    do_POST = do_PUT = do_PATCH = do_DELETE = _refuse
+    do_POST = do_PUT = do_PATCH = do_DELETE = _write
 
-    def _serve(self, path: str, raw_query: str, params: Mapping[str, str]) -> int:
+    def _take(self, path: str, raw_query: str, params: Mapping[str, str], raw: bytes) -> int:
+        if not self.double.writable:
+            raise ApiError(405, "the test double is read-only")
+        answered = self._checked(path, raw_query, params)
+        if answered is not None:
+            return answered
+        r = route(path)
+        if r is None:
+            raise ApiError(404, "the server could not find the requested resource")
+        if self.command == "POST":
+            stored = self.double.change("ADDED", "events", new_event(self.double.store, r, body_of(raw)))
+            return self._json(201, stored)
+        if self.command == "PATCH":
+            content_type = self.headers.get("Content-Type") or ""
+            result = patched(self.double.store, r, content_type, body_of(raw))
+            return self._json(200, self.double.change("MODIFIED", r.plural, result))
+        raise ApiError(405, "the test double takes writes only as events it may create and owners it may patch")
+
+    def _checked(self, path: str, raw_query: str, params: Mapping[str, str]) -> int | None:
+        """An armed fault and the bearer token, before any request is served; the status when a fault answered."""
         fault = self.double.faults.take(path, raw_query, params)
         if fault is not None:
             time.sleep(fault.delay_s)  # a slow answer is the fault being simulated
@@ -259,6 +287,12 @@ class _Handler(BaseHTTPRequestHandler):
         token = self.double.token
         if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
             raise ApiError(401, "Unauthorized")
+        return None
+
+    def _serve(self, path: str, raw_query: str, params: Mapping[str, str]) -> int:
+        answered = self._checked(path, raw_query, params)
+        if answered is not None:
+            return answered
         host = f"{self.server.server_address[0]}:{self.server.server_address[1]}"
         doc = discovery(path, host)
         if doc is not None:
@@ -277,6 +311,8 @@ class _Handler(BaseHTTPRequestHandler):
             table = as_table(single) if "as=Table" in accept else None
             return self._json(200, table or found)
         if params.get("watch") in ("true", "1"):
+            if r.resource not in KINDS or r.group not in ("", "events.k8s.io"):
+                raise ApiError(405, "the test double watches only pods, events, nodes and namespaces")
             return self._watch(r, params)
         listing = list_objects(self.double.store, r, params)
         if "as=PartialObjectMetadataList" in accept:

@@ -17,6 +17,57 @@ from typing import Any
 
 from whathappened.collectors.logs import fields as log_fields
 
+# The training jobs that own experiment pods, by plural as Route.plural spells it: (group, version, kind). Served
+# (get, list; create and patch when the double is writable) so the watch's opt-in writes can be read back with kubectl.
+OWNERS: dict[str, tuple[str, str, str]] = {
+    "jobs.batch": ("batch", "v1", "Job"),
+    "jobsets.jobset.x-k8s.io": ("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+    "pytorchjobs.kubeflow.org": ("kubeflow.org", "v1", "PyTorchJob"),
+}
+JOBSET_LABELS = ("jobset.sigs.k8s.io/jobset-name", "jobset.sigs.k8s.io/jobset-uid")
+
+
+def owners_of(pods: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The training jobs the pods name, as their controllers would have created them: each owner reference of a
+    served kind, and a Job's JobSet where the pod carries the JobSet's name and UID labels (the JobSet controller
+    writes them on its Jobs and pods)."""
+    plural_of = {(group, kind): plural for plural, (group, _, kind) in OWNERS.items()}
+    found: dict[str, dict[tuple[str, str], dict[str, Any]]] = defaultdict(dict)
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        for ref in meta.get("ownerReferences") or ():
+            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+            plural = plural_of.get((group, ref.get("kind")))
+            if plural is None or not ref.get("name"):
+                continue
+            obj = _owner_object(ref, meta)
+            jobset, jobset_uid = (labels.get(k) for k in JOBSET_LABELS)
+            if plural == "jobs.batch" and jobset and jobset_uid:
+                parent = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": jobset, "uid": jobset_uid}
+                obj["metadata"]["ownerReferences"] = [{**parent, "controller": True}]
+                found["jobsets.jobset.x-k8s.io"].setdefault(
+                    (meta.get("namespace"), jobset), _owner_object(parent, meta)
+                )
+            found[plural].setdefault((meta.get("namespace"), ref["name"]), obj)
+    return {plural: _ordered(list(objects.values())) for plural, objects in found.items()}
+
+
+def _owner_object(ref: Mapping[str, Any], pod_meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": ref.get("apiVersion"),
+        "kind": ref.get("kind"),
+        "metadata": {
+            "name": ref.get("name"),
+            "namespace": pod_meta.get("namespace"),
+            "uid": ref.get("uid") or "",
+            "resourceVersion": "1",
+            "creationTimestamp": pod_meta.get("creationTimestamp"),
+        },
+        "spec": {},
+        "status": {},
+    }
+
 
 def to_events_v1(event: Mapping[str, Any]) -> dict[str, Any]:
     """A core/v1 Event as events.k8s.io/v1 serves it."""
@@ -133,6 +184,7 @@ class Store:
     nodes: list[dict[str, Any]]
     namespaces: list[dict[str, Any]]
     logs: LogBook = field(default_factory=LogBook)
+    owners: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by plural (OWNERS)
     resource_version: str = "1000"
     _by_involved: dict[str, list[dict[str, Any]]] | None = field(default=None, repr=False)
     # Speed only, so a benchmark measures the client and not the double: each object is serialized once, each
@@ -162,6 +214,7 @@ class Store:
             nodes=_ordered([dict(n) for n in nodes]),
             namespaces=[_namespace(n) for n in sorted(names)],
             logs=logs or LogBook(),
+            owners=owners_of(pod_list),
             resource_version=str(max([1000, *versions]) + 1),
         )
         return store
@@ -239,6 +292,9 @@ class Store:
         return in_phase(pod, phase)
 
     def objects(self, resource: str) -> list[dict[str, Any]]:
+        """A resource's objects: "pods", "events", "nodes", "namespaces" or an owner's plural (OWNERS)."""
+        if resource in OWNERS:
+            return self.owners.setdefault(resource, [])
         return {"pods": self.pods, "events": self.events, "nodes": self.nodes, "namespaces": self.namespaces}[resource]
 
 

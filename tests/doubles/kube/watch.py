@@ -50,6 +50,11 @@ class ChangeLog:
         with self.cond:
             return self.cond.wait_for(lambda: self.watching >= count, timeout_s)
 
+    def wait_for(self, predicate: Callable[[list[Change]], bool], timeout_s: float = 10.0) -> bool:
+        """Whether the changes so far satisfy ``predicate`` within the timeout (a client's writes arriving)."""
+        with self.cond:
+            return self.cond.wait_for(lambda: predicate(self.changes), timeout_s)
+
     def wait_idle(self, timeout_s: float = 10.0) -> bool:
         """Whether every stream has ended within the timeout (after ``drop_watches``)."""
         with self.cond:
