@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 APT_PACKAGES := prometheus victoria-metrics chromium
 
-.PHONY: demo test acceptance dist install dev system-deps lint typecheck unit bench dashboards schema clean
+.PHONY: demo test acceptance dist install dev system-deps lint typecheck unit bench dashboards schema clean checkov
 
 # Quiet installs: the user sees the report, not pip's progress or setuptools' notices (warnings are silenced for
 # the install commands only, down to the build backend they start); pip still prints its errors (-qq: errors only,
@@ -46,6 +46,16 @@ system-deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
+# checkov (PyPI) checks deploy/'s manifests (tests/test_deploy.py runs it); in a venv of its own, because its
+# dependency pins are not ours.
+CHECKOV_VERSION := 3.3.30
+CHECKOV := .venv-checkov/bin/checkov
+$(CHECKOV):
+	$(PYTHON) -m venv .venv-checkov
+	PYTHONWARNINGS=ignore .venv-checkov/bin/python -m pip --quiet --quiet --disable-pip-version-check --no-input install "checkov==$(CHECKOV_VERSION)"
+
+checkov: $(CHECKOV)
+
 lint: dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -57,7 +67,7 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy whathappened collectors exporters dashboards synth
 
-unit: dev system-deps
+unit: dev system-deps checkov
 	$(BIN)/pytest -q tests
 
 test: dev system-deps lint typecheck unit

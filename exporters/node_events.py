@@ -2,7 +2,7 @@
 
 House style keeps the ``kubernetes`` client in collectors/kubernetes/collector.py only, and this needs one POST, so it speaks
 to the API server with httpx and the pod's in-cluster service account (token re-read on every call, because
-projected tokens rotate). Needs ``create`` on ``events`` (deploy/exporter-rbac.yaml). Reasons follow
+projected tokens rotate). Needs ``create`` on ``events`` (deploy/base/exporter-rbac.yaml). Reasons follow
 aws-node-termination-handler's (``ScheduledEvent``, ``SpotInterruption``, ``RebalanceRecommendation``), which
 readers of node events already know. Each notice is recorded once; a failed POST is logged and retried next poll.
 """

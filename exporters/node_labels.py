@@ -3,7 +3,7 @@ within the preflight window, removed when it is not, so nodeAffinity, Kueue admi
 keep new work off the node before it starts (README: the affinity snippet).
 
 One merge PATCH of the Node when the answer changes (the first poll always says it), with the pod's in-cluster
-service account as node_events.py uses it; needs ``patch`` on ``nodes`` (deploy/exporter-rbac.yaml). A failed
+service account as node_events.py uses it; needs ``patch`` on ``nodes`` (deploy/base/exporter-rbac.yaml). A failed
 PATCH is logged and tried again at the next poll.
 """
 

@@ -1,8 +1,11 @@
-"""deploy/ as one kustomize base: the real kubectl renders it; the watch Deployment runs options the CLI has; the
-ServiceAccount it runs as may do what the watch does (the reader's reads and a WATCH on pods) and no more."""
+"""deploy/ as kustomize: the real kubectl renders the read-only whole (deploy/) and the watch with its opt-in writes
+(deploy/writes/); the watch Deployment runs options the CLI has; the ServiceAccount it runs as may do what the watch
+does (the reader's reads and a WATCH on pods; with the writes, creating Events and patching training jobs) and no
+more."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
@@ -10,6 +13,7 @@ import typer
 import yaml
 from whathappened.collectors.kubernetes.access import PERMISSIONS
 from whathappened.collectors.kubernetes.pod_watch import WATCH_PERMISSIONS
+from whathappened.collectors.kubernetes.verdict_writes import WRITE_PERMISSIONS
 
 from tests.support import REPO, require_binary
 from whathappened.cli.watch import register
@@ -17,9 +21,9 @@ from whathappened.cli.watch import register
 DEPLOY = REPO / "deploy"
 
 
-def rendered(tmp_path: Any) -> list[dict[str, Any]]:
+def rendered(tmp_path: Any, variant: str = "") -> list[dict[str, Any]]:
     done = subprocess.run(
-        [require_binary("kubectl"), "kustomize", str(DEPLOY)],
+        [require_binary("kubectl"), "kustomize", str(DEPLOY / variant)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -55,8 +59,8 @@ def test_the_watch_runs_options_the_cli_has(tmp_path: Any) -> None:
     assert deployment["spec"]["replicas"] == 1  # two watchers would explain every incident twice
 
 
-def test_the_watch_may_read_and_watch_pods_and_nothing_more(tmp_path: Any) -> None:
-    docs = rendered(tmp_path)
+def watch_grants(docs: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """What the watch Deployment's ServiceAccount is granted, through every binding of it."""
     [deployment] = [d for d in docs if d["kind"] == "Deployment"]
     account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
     roles = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ClusterRole"}
@@ -65,9 +69,42 @@ def test_the_watch_may_read_and_watch_pods_and_nothing_more(tmp_path: Any) -> No
         for b in docs
         if b["kind"] == "ClusterRoleBinding" and any(s["name"] == account for s in b["subjects"])
     ]
-    granted = grants([rule for role in bound for rule in role["rules"]])
-    needed = {(p.group, p.resource, v) for p in (*PERMISSIONS, *WATCH_PERMISSIONS) for v in p.verbs}
-    assert granted == needed
-    assert grants(roles["whathappened-watch"]["rules"]) == {
-        (p.group, p.resource, v) for p in WATCH_PERMISSIONS for v in p.verbs
-    }
+    return grants([rule for role in bound for rule in role["rules"]])
+
+
+def permitted(*permissions: Any) -> set[tuple[str, str, str]]:
+    return {(p.group, p.resource, v) for p in permissions for v in p.verbs}
+
+
+def test_the_watch_may_read_and_watch_pods_and_nothing_more(tmp_path: Any) -> None:
+    docs = rendered(tmp_path)
+    assert watch_grants(docs) == permitted(*PERMISSIONS, *WATCH_PERMISSIONS)
+    roles = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ClusterRole"}
+    assert grants(roles["whathappened-watch"]["rules"]) == permitted(*WATCH_PERMISSIONS)
+
+
+def test_the_writes_variant_adds_exactly_the_writes_and_their_flags(tmp_path: Any) -> None:
+    docs = rendered(tmp_path, "writes")
+    assert watch_grants(docs) == permitted(*PERMISSIONS, *WATCH_PERMISSIONS, *WRITE_PERMISSIONS)
+    [deployment] = [d for d in docs if d["kind"] == "Deployment"]
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert {"--write-events", "--annotate"} <= set(container["args"])
+    base = {(d["kind"], d["metadata"]["name"]) for d in rendered(tmp_path)}
+    assert base < {(d["kind"], d["metadata"]["name"]) for d in docs}  # everything of the base, and more
+
+
+def test_checkov_finds_no_failed_check_and_every_skip_says_why(tmp_path: Any) -> None:
+    """checkov (installed by make test in .venv-checkov) on everything under deploy/; --skip-download keeps it off
+    the network. A check that does not apply is skipped in the manifest with its reason."""
+    checkov = REPO / ".venv-checkov" / "bin" / "checkov"
+    assert checkov.is_file(), "checkov is not installed: run `make test` (or `make checkov`)"
+    command = [str(checkov), "-d", str(DEPLOY), "--framework", "kubernetes", "--skip-download", "--output", "json"]
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "LOG_LEVEL": "ERROR"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, check=False)
+    report = json.loads(done.stdout)
+    results = report["results"]
+    failed = [(c["check_id"], c["resource"]) for c in results["failed_checks"]]
+    assert failed == [] and done.returncode == 0, failed
+    assert report["summary"]["passed"] > 100  # it did check the manifests
+    skipped = results["skipped_checks"]
+    assert skipped and all(len((c.get("check_result") or {}).get("suppress_comment") or "") > 20 for c in skipped)

@@ -65,9 +65,7 @@ RESOURCES: dict[tuple[str, str], str] = {
     ("kubeflow.org", "JAXJob"): "jaxjobs",
     ("trainer.kubeflow.org", "TrainJob"): "trainjobs",
     ("batch.volcano.sh", "Job"): "jobs",
-    ("ray.io", "RayJob"): "rayjobs",
-    ("ray.io", "RayCluster"): "rayclusters",
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkersets",
+    ("ray.io", "RayCluster"): "rayclusters",  # KubeRay owns the pods by their RayCluster, also under a RayJob
 }
 
 

@@ -1,6 +1,6 @@
 """What the Kubernetes collector may do and how it says what went wrong; no client library imported here.
 
-``PERMISSIONS`` is the collector's whole footprint on the API: deploy/rbac.yaml grants exactly these and a
+``PERMISSIONS`` is the collector's whole footprint on the API: deploy/base/rbac.yaml grants exactly these and a
 test holds the two together. Error messages are built from what we were doing ("cannot list events in
 namespace research"), never from the transport's text, so no header, token or client key can reach them.
 """
@@ -62,7 +62,7 @@ def status_error(status: int, call: Call) -> Exception:
     if status == 401:
         return SourceForbidden(f"credentials rejected (401 Unauthorized): cannot {call.describe()}")
     if status == 403:
-        return SourceForbidden(f"cannot {call.describe()} (403 Forbidden: grant it, see deploy/rbac.yaml)")
+        return SourceForbidden(f"cannot {call.describe()} (403 Forbidden: grant it, see deploy/base/rbac.yaml)")
     if status == 410:
         return Expired()
     if status == 404:

@@ -10,7 +10,7 @@ scope, so a namespace's 50,000 events are never all held. Requests go through co
 client's ApiClient without its generated API classes, which cost more CPU to import than the collector spends.
 
 Read-only by construction: KubeApi only GETs, on paths named after collectors.kubernetes.access.PERMISSIONS, and
-deploy/rbac.yaml grants exactly those.
+deploy/base/rbac.yaml grants exactly those.
 """
 
 from __future__ import annotations

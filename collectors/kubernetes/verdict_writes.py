@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from whathappened.collectors.kube_objects.owners import Owner
+from whathappened.collectors.kube_objects.owners import RESOURCES, Owner
+from whathappened.collectors.kubernetes.access import Permission
 from whathappened.collectors.kubernetes.api import KubeWrites
 
 from whathappened.retrying import RetryQueue
@@ -28,6 +29,13 @@ EVENT_REASON = "WhatHappened"
 VERDICT_ANNOTATION = "whathappened.io/verdict"
 COMPONENT = "whathappened-watch"
 MAX_MESSAGE = 1024  # events.k8s.io/v1 caps a note at 1 kB; core/v1 shares its storage
+
+# What the writes need (deploy/writes/ grants exactly these to the watch; tests/test_deploy.py holds them together):
+# create Events, patch the training jobs of every kind owners.RESOURCES knows.
+WRITE_PERMISSIONS: tuple[Permission, ...] = (
+    Permission("", "events", ("create",)),
+    *(Permission(g, plural, ("patch",)) for g, plural in sorted({(g, r) for (g, _), r in RESOURCES.items()})),
+)
 
 
 def verdict_event(owner: Owner, message: str, at: datetime, instance: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
@@ -87,7 +87,8 @@ def test_the_verdict_is_written_on_the_training_job_and_read_back_with_kubectl(t
     assert json.loads(job["metadata"]["annotations"]["whathappened.io/verdict"]) == line
     assert 'whathappened_watch_writes{kind="event",result="sent"} 1.0' in scraped[0]
     assert 'whathappened_watch_writes{kind="event",result="failed"} 0.0' in scraped[0]
-    assert [(r.method, r.status) for r in double.requests if r.method != "GET"] == [("POST", 201), ("PATCH", 200)]
+    writes = sorted((r.method, r.status) for r in double.requests if r.method != "GET")  # two queues, either first
+    assert writes == [("PATCH", 200), ("POST", 201)]
 
 
 def kubectl(double: KubeDouble, tmp_path: Path, *args: str) -> str:
@@ -128,6 +129,33 @@ def test_a_real_prometheus_scrapes_the_verdicts(double: KubeDouble, tmp_path: Pa
     assert {"category", "retryable"} <= set(roots[0])
 
 
+def test_a_storm_of_500_deaths_is_one_incident_one_event_and_no_request_storm(tmp_path: Path) -> None:
+    """500 ranks of one job fail within the settle, and the API server asks the first watch to come back later
+    (429): one explanation, one Event, and the explanation's requests do not grow with the ranks."""
+    store = Store.from_scenario(SCENARIO.path)
+    worker = next(p for p in store.pods if p["metadata"]["name"] == WORKER)
+    ranks = [f"{JOB}-worker-{i}" for i in range(100, 600)]
+    store = Store.build(
+        [*store.pods, *({**worker, "metadata": {**worker["metadata"], "name": n, "uid": n}} for n in ranks)],
+        store.events,
+        store.nodes,
+        store.logs,
+    )
+    with KubeDouble(store, writable=True) as double:
+        double.faults.add(status=429, query="watch=", retry_after=1)
+        line, text, _ = watched(double, tmp_path, "--write-events", "--settle", "5s", deaths=ranks)
+        writes = [r for r in double.requests if r.method != "GET"]
+        reads = [r for r in double.requests if r.method == "GET" and not r.is_log]
+    assert line["root_cause"] is not None
+    assert re.search(r"whathappened_explain_seconds_count (\S+)", text).group(1) == "1.0"
+    assert [(r.method, r.path.rsplit("/", 1)[-1]) for r in writes] == [("POST", "events")]
+    pod_lists = [r for r in reads if r.path.endswith("/pods") and r.query.get("watch") not in ("1", "true")]
+    # the watch's one LIST, then the explanation's (which pods, which experiment), in pages of 500
+    assert len([r for r in pod_lists if "continue" not in r.query]) <= 3 and len(pod_lists) <= 6
+    assert len(reads) < 40, [r.path for r in reads]  # not a request per rank
+    assert [r.status for r in double.requests if r.query.get("watch") in ("1", "true")][:1] == [429]
+
+
 def metrics_until(port: int, needle: str, timeout_s: float = 10.0) -> str:
     """The watch's metrics once they show ``needle``."""
     deadline = time.monotonic() + timeout_s
@@ -151,11 +179,15 @@ def query_until(url: str, promql: str, timeout_s: float = 30.0) -> list[dict[str
 
 
 def watched(
-    double: KubeDouble, tmp_path: Path, *extra: str, during: Callable[[int], None] | None = None
+    double: KubeDouble,
+    tmp_path: Path,
+    *extra: str,
+    during: Callable[[int], None] | None = None,
+    deaths: Sequence[str] = (WORKER,),
 ) -> tuple[dict[str, Any], str, str]:
-    """Run the installed command against the double, let a worker die, and return its JSON line, its metrics and
-    what it wrote to stderr; ``during`` runs with its metrics port before it is stopped. A SIGTERM must end it
-    with 0."""
+    """Run the installed command against the double, let the ``deaths`` pods die, and return its JSON line, its
+    metrics and what it wrote to stderr; ``during`` runs with its metrics port before it is stopped. A SIGTERM must
+    end it with 0."""
     config = write_kubeconfig(tmp_path / "kubeconfig", double.url, SCENARIO.namespace, token="unused")
     port = free_port()
     command = [str(BIN), "watch", "--kubeconfig", str(config), "--port", str(port), "--settle", "0s", *extra]
@@ -168,13 +200,15 @@ def watched(
             started = watch.stderr.readline()
             assert f"metrics on :{port}" in started and SCENARIO.namespace in started
             assert double.changes.wait_watching(1)
-            double.change("MODIFIED", "pods", double.store.in_phase(WORKER, "Running"))  # it ran again: no death
-            double.change("MODIFIED", "pods", double.store.in_phase(WORKER, "Failed"))  # and failed
+            for pod in deaths:
+                double.change("MODIFIED", "pods", double.store.in_phase(pod, "Running"))  # it ran again: no death
+            for pod in deaths:
+                double.change("MODIFIED", "pods", double.store.in_phase(pod, "Failed"))  # and failed
             line = json.loads(watch.stdout.readline())
             assert (line["experiment"], line["namespace"], line["deaths"]) == (
                 SCENARIO.experiment,
                 SCENARIO.namespace,
-                1,
+                len(deaths),
             )
             text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
             if during is not None:

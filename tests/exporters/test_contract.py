@@ -73,7 +73,7 @@ def test_contract_metrics_exactly() -> None:
 
 
 def _docs(name: str) -> list[dict[str, Any]]:
-    return list(yaml.safe_load_all((DEPLOY / name).read_text()))
+    return list(yaml.safe_load_all((REPO / name).read_text()))
 
 
 def _options(command: str) -> set[str]:
@@ -90,7 +90,11 @@ def _containers(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_deploy_args_are_options_the_cli_accepts() -> None:
-    manifests = {"daemonset.yaml": 0, "sidecar-example.yaml": 0, "preflight-initcontainer-example.yaml": 0}
+    manifests = {
+        "deploy/base/daemonset.yaml": 0,
+        "examples/sidecar.yaml": 0,
+        "examples/preflight-initcontainer.yaml": 0,
+    }
     for name in manifests:
         for doc in _docs(name):
             for container in _containers(doc):
@@ -103,7 +107,7 @@ def test_deploy_args_are_options_the_cli_accepts() -> None:
 
 
 def test_daemonset_scrape_annotations_match_the_port() -> None:
-    (daemonset,) = _docs("daemonset.yaml")
+    (daemonset,) = _docs("deploy/base/daemonset.yaml")
     annotations = daemonset["spec"]["template"]["metadata"]["annotations"]
     (container,) = daemonset["spec"]["template"]["spec"]["containers"]
     assert annotations["prometheus.io/scrape"] == "true"
@@ -115,7 +119,9 @@ def test_daemonset_scrape_annotations_match_the_port() -> None:
 
 def test_rbac_grants_create_events_and_patch_nodes_only() -> None:
     """--node-events creates Events (in "default"), --label-node patches its Node: nothing else."""
-    roles = {d["metadata"]["name"]: d["rules"] for d in _docs("exporter-rbac.yaml") if d["kind"] == "ClusterRole"}
+    roles = {
+        d["metadata"]["name"]: d["rules"] for d in _docs("deploy/base/exporter-rbac.yaml") if d["kind"] == "ClusterRole"
+    }
     assert roles == {
         "whathappened-exporter-node-events": [{"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}],
         "whathappened-exporter-node-label": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]}],

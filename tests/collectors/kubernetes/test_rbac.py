@@ -1,5 +1,5 @@
 """Read-only by construction: the collector's one way to the API is a GET on a path of a granted resource, every
-request it makes is a GET that deploy/rbac.yaml allows, and rbac.yaml grants exactly the permissions the code
+request it makes is a GET that deploy/base/rbac.yaml allows, and rbac.yaml grants exactly the permissions the code
 uses, no more."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ READ_VERBS = {"get", "list", "watch"}
 
 
 def rbac_grants() -> set[Grant]:
-    documents = list(yaml.safe_load_all((REPO / "deploy" / "rbac.yaml").read_text()))
+    documents = list(yaml.safe_load_all((REPO / "deploy" / "base" / "rbac.yaml").read_text()))
     roles = [d for d in documents if d and d["kind"] in ("ClusterRole", "Role")]
     assert len(roles) == 1
     return {
@@ -44,16 +44,25 @@ def test_rbac_grants_exactly_what_the_code_declares() -> None:
     assert {verb for _, _, verb in GRANTED} <= READ_VERBS
 
 
-def _http_methods(module: str) -> list[str]:
-    """Every ``method=`` given in a module, as source text."""
-    tree = ast.parse((REPO / "collectors" / module).read_text())
+def _http_methods(module: str, within: str | None = None) -> list[str]:
+    """Every ``method=`` given in a module (or one class of it), as source text."""
+    tree: ast.AST = ast.parse((REPO / "collectors" / module).read_text())
+    if within is not None:
+        [tree] = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == within]
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     return [ast.unparse(k.value) for n in calls for k in n.keywords if k.arg == "method"]
 
 
 def test_the_only_way_out_is_a_get() -> None:
-    assert _http_methods("kubernetes/api.py") == ["'GET'"]  # one request builder, its method a constant
+    assert _http_methods("kubernetes/api.py", "KubeApi") == ["'GET'"]  # one request builder, its method a constant
     assert _http_methods("kubernetes/collector.py") == []
+    # the watch's opt-in writes are another class, with two verbs of its own (tests/test_deploy.py: their RBAC)
+    assert _http_methods("kubernetes/api.py") == ["'GET'", "method"]
+    writes = [
+        n for n in ast.walk(ast.parse((REPO / "collectors/kubernetes/api.py").read_text())) if isinstance(n, ast.Call)
+    ]
+    verbs = {ast.unparse(n.args[0]) for n in writes if ast.unparse(n.func) == "self._write"}
+    assert verbs == {"'POST'", "'PATCH'"}
     source = (REPO / "collectors" / "kubernetes" / "collector.py").read_text()
     # the collector reaches the API only through KubeApi.get: no client object, REST layer or pool of its own
     for name in ("param_serialize", "call_api", "rest_client", "pool_manager", "CoreV1Api", "import kubernetes"):
@@ -119,5 +128,5 @@ def test_request_mapping_knows_the_shapes() -> None:
 
 
 def test_manifest_is_valid_yaml_with_a_binding() -> None:
-    kinds = [d["kind"] for d in yaml.safe_load_all(Path(REPO / "deploy" / "rbac.yaml").read_text()) if d]
+    kinds = [d["kind"] for d in yaml.safe_load_all(Path(REPO / "deploy" / "base" / "rbac.yaml").read_text()) if d]
     assert kinds == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
