@@ -173,8 +173,9 @@ def count_documents(path: Path) -> int:
 
 
 @contextlib.contextmanager
-def serve(folder: Path, log_stride: int = 1, say: Any = print) -> Iterator[Loaded]:
-    """All three servers loaded with one experiment, on loopback, stopped on exit."""
+def serve(folder: Path, log_stride: int = 1, say: Any = print, writable: bool = False) -> Iterator[Loaded]:
+    """All three servers loaded with one experiment, on loopback, stopped on exit; ``writable``: the Kubernetes
+    double takes the watch's writes (Events, annotations)."""
     scenario = load_scenario(folder)
     work = folder / "run"
     work.mkdir(exist_ok=True)
@@ -196,7 +197,7 @@ def serve(folder: Path, log_stride: int = 1, say: Any = print) -> Iterator[Loade
             f"  osmem-server: {documents:,} documents in {seconds['osmem_load']:.0f} s, RSS {rss_mib(search.pid):,.0f} MiB"
         )
         began = time.monotonic()
-        double = stack.enter_context(KubeDouble(kube_store(folder, scenario.namespace, logs)))
+        double = stack.enter_context(KubeDouble(kube_store(folder, scenario.namespace, logs), writable=writable))
         seconds["kube_load"] = time.monotonic() - began
         kubeconfig = write_kubeconfig(work / "kubeconfig", double.url, scenario.namespace)
         say(f"  kube double at {double.url} ({seconds['kube_load']:.0f} s)")

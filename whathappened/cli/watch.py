@@ -105,7 +105,7 @@ def watch(
         window = Window(incident.first - parse_duration(settings.since), max(end, incident.first + SKEW))
         query = Query(incident.experiment, incident.namespace, window, settings.label_keys)
         try:
-            sources = live_sources(settings)
+            sources = live_sources(settings, utilization=False)  # the GPU strip is the HTML report's alone
             report = make_report(sources.collectors, query, settings.deadline_s, sources.not_configured)
         except WhathappenedError as error:
             print(json.dumps({"experiment": incident.experiment, "error": scrub(str(error))}), flush=True)
