@@ -54,6 +54,8 @@ def test_a_refusal_is_not_retried_and_giving_up_is_counted() -> None:
 def test_the_text_says_the_root_and_what_to_do_and_the_url_is_a_secret() -> None:
     assert slack_text(LINE) == "whathappened: llama in ml: GPU 6 fell off the bus. Next: cordon it"
     assert "no root cause decided" in slack_text({**LINE, "root_cause": None})
+    partial = {**LINE, "root_cause": None, "sources": {"prometheus": "unreachable", "logs": "not_configured"}}
+    assert slack_text(partial).endswith("no root cause decided (explained). Not read: prometheus (unreachable).")
     sent_with([200])
     assert "secret-token-value" not in scrub("POST https://hooks.example.invalid/T000/B000/secret-token-value failed")
 

@@ -31,11 +31,12 @@ def verdict_line(incident: Incident, report: Report) -> dict[str, Any]:
 
 
 def in_words(line: Mapping[str, Any]) -> str:
-    """The experiment, the root cause in words and what to do; or that no root cause was decided, and why not."""
+    """The experiment, the root cause in words and what to do, or that no root cause was decided; and the sources
+    that failed to answer, named (a verdict from fewer sources than configured must say so)."""
     root = line.get("root_cause") or {}
     where = f"{line.get('experiment')} in {line.get('namespace')}"
+    failed = sorted(f"{n} ({s})" for n, s in (line.get("sources") or {}).items() if s not in ("ok", "not_configured"))
+    unread = f" Not read: {', '.join(failed)}." if failed else ""
     if not root:
-        failed = sorted(name for name, status in (line.get("sources") or {}).items() if status not in ("ok",))
-        missing = f"; sources not read: {', '.join(failed)}" if failed else ""
-        return f"{where}: {line.get('deaths')} pod(s) ended; no root cause decided ({line.get('outcome')}){missing}"
-    return f"{where}: {root.get('summary')} Next: {root.get('next_step')}"
+        return f"{where}: {line.get('deaths')} pod(s) ended; no root cause decided ({line.get('outcome')}).{unread}"
+    return f"{where}: {root.get('summary')} Next: {root.get('next_step')}{unread}"

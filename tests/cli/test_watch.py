@@ -98,11 +98,17 @@ def kubectl(double: KubeDouble, tmp_path: Path, *args: str) -> str:
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=True).stdout
 
 
-def test_a_source_down_during_an_explanation_is_named_in_the_verdict(double: KubeDouble, tmp_path: Path) -> None:
-    """Prometheus refuses: the verdict still comes, from the sources that answered, and says which one did not."""
-    line, text, _ = watched(double, tmp_path, "--prometheus-url", f"http://127.0.0.1:{free_port()}")
+def test_a_source_down_during_an_explanation_is_named_in_the_verdict(tmp_path: Path) -> None:
+    """Prometheus refuses: the verdict still comes, from the sources that answered, and says which one did not, in
+    the line, the metrics and the Event written on the job."""
+    with KubeDouble(Store.from_scenario(SCENARIO.path), writable=True) as double:
+        unreachable = f"http://127.0.0.1:{free_port()}"
+        line, text, _ = watched(double, tmp_path, "--prometheus-url", unreachable, "--write-events")
+        assert double.changes.wait_for(lambda changes: any(c.resource == "events" for c in changes))
+        [event] = [e for e in double.store.objects("events") if e.get("reason") == "WhatHappened"]
     assert line["sources"]["prometheus"] == "unreachable" and line["sources"]["kubernetes"] == "ok"
     assert line["root_cause"] is not None
+    assert event["message"].endswith("Not read: prometheus (unreachable).")
     assert 'whathappened_watch_source_up{source="prometheus"} 0.0' in text
     assert 'whathappened_watch_source_up{source="kubernetes"} 1.0' in text
 
