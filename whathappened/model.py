@@ -57,6 +57,19 @@ class SourceStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class PodEnd:
+    """An experiment pod's run ending, as ``whathappened fleet`` first finds it (collectors/prometheus/fleet.py),
+    before any explanation."""
+
+    namespace: str
+    pod: str
+    experiment: str
+    at: datetime  # the start of the step it was seen in
+    how: str  # failed | restarted | evicted | gone
+    node: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Window:
     start: datetime
     end: datetime

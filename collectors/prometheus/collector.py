@@ -24,6 +24,7 @@ from typing import Any
 
 import requests
 from whathappened.collectors.prometheus import edges as pe
+from whathappened.collectors.prometheus import fleet as pf
 from whathappened.collectors.prometheus import queries as pq
 from whathappened.collectors.prometheus import util as pu
 from whathappened.collectors.prometheus.answers import SeriesBuilder, points
@@ -41,7 +42,7 @@ from whathappened.collectors.prometheus.series import discover_from_series, even
 from whathappened.collectors.prometheus.snapshot import write_series
 
 from whathappened.config import PrometheusSettings, Settings
-from whathappened.model import TimelineEvent, Window
+from whathappened.model import PodEnd, TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
 from whathappened.timeutils import from_unix
 
@@ -300,6 +301,15 @@ class PrometheusCollector:
     def export_snapshot(self, folder: Path) -> Path:
         """prometheus.om.gz (OpenMetrics, second timestamps, # EOF) of what the last collect fetched."""
         return write_series(folder, self.fetched)
+
+    def pod_ends(self, window: Window, label_keys: Sequence[str], namespace: str | None = None) -> list[PodEnd]:
+        """``whathappened fleet``: every end of an experiment pod in the window, from kube-state-metrics history."""
+        step, ends = pf.fleet_step(window.seconds), pf.end_queries(pf.fleet_step(window.seconds))
+        members, placements = (self._instant(q, window.end) for q in pf.roster_queries(label_keys, window))
+        first, last = pq.window_grid(window, step)
+        answers = self._parallel([partial(self._grid_range, q, first, last, step) for q in ends.values()])
+        self._sync()
+        return pf.pod_ends(dict(zip(ends, answers, strict=True)), members, placements, label_keys, step, namespace)
 
     # --- requests -------------------------------------------------------------------------------------------
 

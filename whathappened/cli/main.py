@@ -19,7 +19,7 @@ import typer
 
 from whathappened.errors import WhathappenedError, scrub
 
-COMMANDS = ("explain", "collect", "demo", "exporter", "preflight", "dashboards", "watch")
+COMMANDS = ("explain", "collect", "demo", "exporter", "preflight", "dashboards", "watch", "fleet")
 # Commands that make one report and exit (not the exporter, which runs for days).
 ONE_SHOT = ("explain", "collect", "demo")
 HELP = (
@@ -46,7 +46,7 @@ def _register() -> None:
     explain.register(app)
     collect.register(app)
     demo.register(app)
-    for optional in ("exporter", "dashboards", "watch"):
+    for optional in ("exporter", "dashboards", "watch", "fleet"):
         try:
             module = __import__(f"whathappened.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:

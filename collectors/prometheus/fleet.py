@@ -1,0 +1,101 @@
+"""``whathappened fleet``'s first pass: every end of an experiment pod over a long window (30 days), from
+kube-state-metrics history alone, so pods deleted long ago count too. Pure: queries in, answers parsed.
+
+The queries scale with pod lifetimes, not with GPUs: a range query at a coarse step (``fleet_step``: minutes for a
+month) over the pod series only. A pod's run ends, at the step it is seen, as:
+
+- ``failed``: its phase turned Failed;
+- ``restarted``: a container's restart count went up (a restart in place; JobSet and PyTorchJob restarts too);
+- ``evicted``: a status reason says the kubelet or the node took it (Evicted, Preempting, NodeLost, ...);
+- ``gone``: it was Running, and then its series ended (deleted: a drain, a user, a controller's restart of the
+  whole group). The correlator decides which.
+
+Each end is then explained by the same correlator as the CLI's, in its own narrow window (whathappened/fleet).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from whathappened.collectors.prometheus.series import experiment_of, sanitize_label
+
+from whathappened.model import PodEnd, Window
+from whathappened.timeutils import from_unix
+
+MAX_STEPS = 5_000  # per series and query: well under Prometheus' 11,000 points
+MIN_STEP_S = 300
+# kube_pod_status_reason's reasons that end a pod's run (kube-state-metrics' podStatusReasons, all releases)
+ENDING_REASONS = ("Evicted", "NodeAffinity", "NodeLost", "Shutdown", "UnexpectedAdmissionError", "Preempting")
+
+
+def fleet_step(seconds: float) -> int:
+    """Whole minutes, at least 5, at most ``MAX_STEPS`` points over the window."""
+    return max(MIN_STEP_S, math.ceil(seconds / MAX_STEPS / 60) * 60)
+
+
+def end_queries(step: int) -> dict[str, str]:
+    """How each way a run ends shows at a step: a series per pod with a sample at each step where it did."""
+    window = f"[{step}s]"
+    running = 'kube_pod_status_phase{phase="Running"}'
+    reasons = "|".join(ENDING_REASONS)
+    return {
+        "failed": f'max_over_time(kube_pod_status_phase{{phase="Failed"}}{window}) > 0',
+        "restarted": f"increase(kube_pod_container_status_restarts_total{window}) > 0",
+        "evicted": f'max_over_time(kube_pod_status_reason{{reason=~"{reasons}"}}{window}) > 0',
+        # set operators match on every label but the name: the pod's own Running series, absent at the step
+        "gone": f"max_over_time({running}{window}) == 1 unless {running}",
+    }
+
+
+def roster_queries(label_keys: Sequence[str], window: Window) -> tuple[str, str]:
+    """Every pod that carried one of the experiment label keys in the window, with its labels; and where each pod
+    ran (kube_pod_info's node)."""
+    span = f"[{math.ceil(window.seconds)}s]"
+    members = " or ".join(f'last_over_time(kube_pod_labels{{{sanitize_label(k)}!=""}}{span})' for k in label_keys)
+    return members, f"last_over_time(kube_pod_info{span})"
+
+
+def pod_ends(
+    answers: Mapping[str, list[dict[str, Any]]],
+    members: list[dict[str, Any]],
+    placements: list[dict[str, Any]],
+    label_keys: Sequence[str],
+    step: int,
+    namespace: str | None = None,
+) -> list[PodEnd]:
+    """The ends of experiment pods, oldest first: one per pod and way per run of consecutive steps (a Failed
+    phase seen at ten steps is one end, at the first)."""
+    experiments: dict[tuple[str, str], str] = {}
+    for item in members:
+        labels = item["metric"]
+        found = experiment_of(labels, tuple(label_keys))
+        if found and (namespace is None or labels.get("namespace") == namespace):
+            experiments[(labels.get("namespace", ""), labels.get("pod", ""))] = found
+    nodes = {
+        (m["metric"].get("namespace", ""), m["metric"].get("pod", "")): m["metric"].get("node") for m in placements
+    }
+    ends: list[PodEnd] = []
+    for how, answer in answers.items():
+        for series in answer:
+            key = (series["metric"].get("namespace", ""), series["metric"].get("pod", ""))
+            experiment = experiments.get(key)
+            if experiment is None:
+                continue
+            for at in _first_of_runs([float(t) for t, _ in series.get("values") or ()], step):
+                ends.append(PodEnd(key[0], key[1], experiment, at, how, nodes.get(key) or None))
+    return sorted(set(ends), key=lambda e: (e.at, e.namespace, e.pod, e.how))
+
+
+def _first_of_runs(times: Iterable[float], step: int) -> list[datetime]:
+    """The first time of each run of consecutive grid points."""
+    firsts: list[datetime] = []
+    last: float | None = None
+    for t in sorted(times):
+        if last is None or t - last > step * 1.5:
+            # the step's window ends at t: the end happened within the step before
+            firsts.append(from_unix(t) - timedelta(seconds=step))
+        last = t
+    return firsts

@@ -1,0 +1,137 @@
+"""``whathappened fleet`` end to end, as the installed command, over a month's history: the project's incidents
+backfilled into one real Prometheus and their logs into one log store (osmem-server), the pods long gone (no
+Kubernetes API). Each incident's root cause is known from the generator (scenario.yaml), so the taxonomy and the
+lemon list are checked exactly against it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.acceptance import BIN
+from tests.fixtures.prometheus import backfill_prometheus
+from tests.fixtures.search import SearchServer, default_indices
+from tests.support import Scenario, all_scenarios, free_port, require_binary, server_process
+
+# Incidents of distinct experiments on distinct days of November 2026, each with one root cause.
+HISTORY = (
+    "xid79-fallen-off-bus",
+    "maintenance-eviction",
+    "oom-killed",
+    "ecc-dbe",
+    "cuda-oom",
+    "app-traceback",
+    "node-failure",
+    "spot-preemption",
+    "deleted-by-user",
+    "completed",  # ran to the end: no death, no incident
+)
+MONTH = ["--start", "2026-11-01T00:00:00Z", "--end", "2026-12-01T00:00:00Z"]
+PREFIX = "fleet-history"
+
+
+def scenarios() -> list[Scenario]:
+    found = {s.name: s for s in all_scenarios()}
+    return [found[name] for name in HISTORY]
+
+
+def root_of(scenario: Scenario) -> str | None:
+    """The incident's root cause as the generator wrote it; None when nothing failed."""
+    return next((e["cause"] for e in scenario.expected if e.get("root")), None)
+
+
+def failed() -> list[Scenario]:
+    return [s for s in scenarios() if root_of(s)]
+
+
+def roots() -> Counter[str]:
+    return Counter(root_of(s) for s in failed())
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory, search_server: SearchServer) -> Iterator[list[str]]:
+    """The CLI's source flags for the month."""
+    folder = tmp_path_factory.mktemp("fleet")
+    for number, scenario in enumerate(scenarios()):
+        backfill_prometheus(scenario.path / "prometheus.om.gz", folder / "data")
+        search_server.load_ndjson(f"{PREFIX}-{number}", (scenario.path / "logs.ndjson").read_text(encoding="utf-8"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    (folder / "prometheus.yml").write_text("global: {}\n")
+    args = [
+        require_binary("prometheus"),
+        f"--config.file={folder / 'prometheus.yml'}",
+        f"--storage.tsdb.path={folder / 'data'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--storage.tsdb.retention.time=100y",  # the month is in the past whatever today is
+    ]
+    with server_process(args, f"{url}/-/ready", folder / "prometheus.log"):
+        yield ["--prometheus-url", url, *default_indices(f"{PREFIX}-*").arguments(search_server.url), *MONTH]
+
+
+def fleet(history: list[str], tmp_path: Path, *args: str) -> str:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([str(BIN), "fleet", *history, *args], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_taxonomy_counts_each_incident_once_under_its_root_cause(history: list[str], tmp_path: Path) -> None:
+    result: dict[str, Any] = json.loads(fleet(history, tmp_path, "--output", "json"))
+    assert result["outcome"] == "explained"
+    assert {row["cause"]: row["incidents"] for row in result["by_cause"]} == dict(roots())
+    assert result["totals"]["incidents"] == sum(roots().values())
+    assert sum(row["share"] for row in result["by_cause"]) == pytest.approx(1.0, abs=1e-3)
+    by_experiment = {row["experiment"] for row in result["by_experiment"]}
+    assert by_experiment == {s.experiment for s in failed()}
+    deaths = {i["experiment"]: i["pod_deaths"] for i in result["incidents"]}
+    for scenario in failed():  # every pod that died is counted in its incident
+        died = {e["pod"] for e in scenario.expected if e.get("cause") != "completed"}
+        assert deaths[scenario.experiment] >= len(died), scenario.name
+
+
+def test_the_lemon_lists_name_the_roots_hardware(history: list[str], tmp_path: Path) -> None:
+    result = json.loads(fleet(history, tmp_path, "--output", "json", "--replace-after", "1"))
+    infrastructure = {i["node"] for i in result["incidents"] if i["category"] == "infrastructure"}
+    assert {row["node"] for row in result["by_node"] if row["root_incidents"]} == infrastructure
+    assert all(row["verdict"] == "replace" for row in result["by_node"] if row["root_incidents"])
+    # the GPUs at the root of the GPU faults, by UUID, with the Xids they raised (79 off the bus, 48 the DBE)
+    gpus = {row["gpu"]: row["xid_codes"] for row in result["by_gpu"] if row["root_incidents"]}
+    faults = [i for i in result["incidents"] if i["cause"] in ("gpu-fallen-off-bus", "gpu-memory-error")]
+    assert {i["gpu"] for i in faults} <= set(gpus) and all(g.startswith("GPU-") for g in gpus)
+    assert sorted(code for codes in gpus.values() for code in codes) == [48, 79]
+
+
+def test_csv_and_markdown_show_the_same_table(history: list[str], tmp_path: Path) -> None:
+    rows = list(csv.DictReader(io.StringIO(fleet(history, tmp_path, "--output", "csv", "--by", "cause"))))
+    assert {r["cause"]: int(r["incidents"]) for r in rows} == dict(roots())
+    markdown = fleet(history, tmp_path, "--output", "markdown", "--by", "experiment")
+    assert markdown.startswith("# whathappened fleet")
+    assert all(s.experiment in markdown for s in failed())
+
+
+def test_a_month_with_no_death_says_so(history: list[str], tmp_path: Path) -> None:
+    quiet = [a for a in history if a not in MONTH] + [
+        "--start",
+        "2026-10-01T00:00:00Z",
+        "--end",
+        "2026-10-31T00:00:00Z",
+    ]
+    result = json.loads(fleet(quiet, tmp_path, "--output", "json"))
+    assert (result["outcome"], result["totals"]["incidents"], result["by_cause"]) == ("no-failure", 0, [])
+
+
+def test_without_prometheus_it_says_what_it_needs(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([str(BIN), "fleet", *MONTH], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().endswith("give --prometheus-url (or prometheus.url in the config file)")
+    assert len(done.stderr.strip().splitlines()) == 1

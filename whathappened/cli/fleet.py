@@ -1,0 +1,109 @@
+"""``whathappened fleet``: the failure taxonomy and the lemon nodes, across every experiment (CONTRACT.md section
+3a). Ends of experiment pods found in kube-state-metrics history (collectors/prometheus/fleet.py), grouped into
+incidents and each explained like ``whathappened EXPERIMENT`` (whathappened/fleet/), rolled up with pandas."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from whathappened.cli import options as o
+from whathappened.errors import UsageError, WhathappenedError
+
+DEFAULT_SINCE = "30d"
+
+
+class FleetOutput(StrEnum):
+    rich = "rich"
+    json = "json"
+    markdown = "markdown"
+    csv = "csv"
+
+
+class By(StrEnum):
+    cause = "cause"
+    node = "node"
+    gpu = "gpu"
+    experiment = "experiment"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fleet", help="Every pod death of every experiment in the window: causes, lemon nodes and GPUs.")(fleet)
+
+
+@o.with_sources(leave_out=("snapshot", "without"))
+def fleet(
+    by: Annotated[
+        By | None, typer.Option("--by", help="The table to show (and the CSV): cause, node, gpu, experiment.")
+    ] = None,
+    output: Annotated[
+        FleetOutput | None, typer.Option("--output", "-o", help="rich, json, markdown or csv [rich].")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the output to this file.")] = None,
+    threshold: Annotated[
+        int, typer.Option("--replace-after", help="Root incidents that make a node or GPU one to replace [3].")
+    ] = 3,
+    *,
+    chosen: o.SourceOptions,
+) -> None:
+    from whathappened.fleet.incidents import incidents
+    from whathappened.fleet.result import FleetResult
+    from whathappened.fleet.rollup import rollup
+    from whathappened.fleet.survey import survey
+    from whathappened.sources import SOURCES, live_sources
+
+    if threshold < 1:
+        raise UsageError(f"--replace-after {threshold}: must be at least 1")
+    if chosen.since is None and chosen.start is None:
+        chosen = replace(chosen, since=DEFAULT_SINCE)
+    settings = chosen.settings()
+    window = o.window_of(settings)
+    namespace = None if settings.all_namespaces else settings.namespace
+    prometheus = next(s for s in SOURCES if s.name == "prometheus")
+    if not prometheus.configured(settings):
+        raise UsageError(
+            "whathappened fleet finds pod deaths in kube-state-metrics history: give --prometheus-url "
+            "(or prometheus.url in the config file)"
+        )
+    finder = prometheus.build(settings, False)
+    ends = finder.pod_ends(window, settings.label_keys, namespace)  # type: ignore[attr-defined]
+    found = incidents(ends)
+    cases = survey(
+        found, lambda: live_sources(settings, utilization=False), window, settings.label_keys, settings.deadline_s
+    )
+    result = FleetResult(window, rollup(cases, threshold), tuple(cases), {"prometheus": "ok"}, threshold)
+    _emit(result, output or FleetOutput.rich, by.value if by else None, out)
+
+
+def _emit(result: object, output: FleetOutput, by: str | None, out: Path | None) -> None:
+    from whathappened.fleet.result import FleetResult
+    from whathappened.render import fleet as render
+
+    assert isinstance(result, FleetResult)
+    if output is FleetOutput.rich and out is None and sys.stdout.isatty():
+        render.render_terminal(result, by=by)
+        return
+    if output is FleetOutput.json:
+        text = render.render_json(result)
+    elif output is FleetOutput.csv:
+        text = render.render_csv(result, by or "cause")
+    elif output is FleetOutput.markdown:
+        text = render.render_markdown(result, by)
+    else:
+        import io
+
+        buffer = io.StringIO()
+        render.render_terminal(result, buffer, by=by, color=False)
+        text = buffer.getvalue()
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise WhathappenedError(f"cannot write {out}: {exc.strerror}") from exc

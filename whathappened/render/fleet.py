@@ -1,0 +1,106 @@
+"""``whathappened fleet``'s output forms from one FleetResult: JSON (everything), CSV (the ``--by`` table), and
+markdown and the terminal (the totals, then the ``--by`` table; by default the causes and the lemon list)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import IO, Any
+
+from whathappened.fleet.result import FleetResult
+
+# The columns each table shows, with their headings (JSON keeps every field).
+COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "cause": (("cause", "cause"), ("category", "category"), ("incidents", "incidents"), ("share", "share"),
+              ("pod_deaths", "pod deaths"), ("gpu_hours_lost", "GPU-hours lost")),
+    "node": (("node", "node"), ("root_incidents", "root of incidents"), ("experiments_killed", "experiments killed"),
+             ("xids_seen", "Xids seen"), ("xid_codes", "Xid codes"), ("causes", "causes"), ("verdict", "verdict")),
+    "gpu": (("gpu", "GPU"), ("root_incidents", "root of incidents"), ("experiments_killed", "experiments killed"),
+            ("xids_seen", "Xids seen"), ("xid_codes", "Xid codes"), ("causes", "causes"), ("verdict", "verdict")),
+    "experiment": (("namespace", "namespace"), ("experiment", "experiment"), ("incidents", "incidents"),
+                   ("causes", "causes"), ("pod_deaths", "pod deaths"), ("gpu_hours_lost", "GPU-hours lost")),
+}  # fmt: skip
+TITLES = {"cause": "By cause", "node": "Lemon nodes", "gpu": "Lemon GPUs", "experiment": "By experiment"}
+
+
+def render_json(result: FleetResult) -> str:
+    return json.dumps(result.as_dict(), indent=2) + "\n"
+
+
+def render_csv(result: FleetResult, by: str) -> str:
+    buffer = io.StringIO()
+    columns = COLUMNS[by]
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([key for key, _ in columns])
+    for row in result.table(by):
+        writer.writerow([_cell(row.get(key)) for key, _ in columns])
+    return buffer.getvalue()
+
+
+def headline(result: FleetResult) -> str:
+    totals = result.rollup.totals
+    window = f"{result.window.start:%Y-%m-%d %H:%M} to {result.window.end:%Y-%m-%d %H:%M} UTC"
+    if result.outcome == "no-failure":
+        return f"No experiment pod died from {window} (as kube-state-metrics history tells it)."
+    if result.outcome == "no-evidence":
+        return f"{totals['incidents']} incident(s) from {window}, and none could be explained: the evidence is gone."
+    return (
+        f"{totals['incidents']} incident(s), {totals['pod_deaths']} pod deaths, {totals['gpu_hours_lost']} GPU-hours "
+        f"lost from {window}."
+    )
+
+
+def shown(by: str | None) -> Sequence[str]:
+    return (by,) if by else ("cause", "node", "gpu")
+
+
+def render_markdown(result: FleetResult, by: str | None = None) -> str:
+    lines = ["# whathappened fleet", "", headline(result), ""]
+    for table in shown(by):
+        rows = _rows(result, table)
+        lines += [f"## {TITLES[table]}", ""]
+        if not rows:
+            lines += ["None.", ""]
+            continue
+        columns = COLUMNS[table]
+        lines.append("| " + " | ".join(title for _, title in columns) + " |")
+        lines.append("| " + " | ".join("---" for _ in columns) + " |")
+        lines += [
+            "| " + " | ".join(_cell(row.get(key)).replace("|", "\\|") for key, _ in columns) + " |" for row in rows
+        ]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_terminal(
+    result: FleetResult, file: IO[str] | None = None, by: str | None = None, color: bool = True
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file, no_color=not color, width=160 if file is not None else None)
+    console.print(headline(result))
+    for table in shown(by):
+        rows = _rows(result, table)
+        view = Table(title=TITLES[table], title_justify="left")
+        for _, title in COLUMNS[table]:
+            view.add_column(title)
+        for row in rows:
+            view.add_row(*(_cell(row.get(key)) for key, _ in COLUMNS[table]))
+        console.print(view if rows else f"{TITLES[table]}: none.")
+
+
+def _rows(result: FleetResult, table: str) -> list[dict[str, Any]]:
+    rows = result.table(table)
+    # the lemon lists name the nodes and GPUs that were the root of something; the rest is in the JSON
+    return [r for r in rows if r.get("root_incidents")] if table in ("node", "gpu") else rows
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return "" if value is None else str(value)
