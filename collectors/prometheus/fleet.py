@@ -27,6 +27,7 @@ from whathappened.timeutils import from_unix
 
 MAX_STEPS = 5_000  # per series and query: well under Prometheus' 11,000 points
 MIN_STEP_S = 300
+LOOKBACK_S = 300  # Prometheus' default lookback: an instant selector sees a series this long after its last sample
 # kube_pod_status_reason's reasons that end a pod's run (kube-state-metrics' podStatusReasons, all releases)
 ENDING_REASONS = ("Evicted", "NodeAffinity", "NodeLost", "Shutdown", "UnexpectedAdmissionError", "Preempting")
 
@@ -43,10 +44,15 @@ def end_queries(step: int) -> dict[str, str]:
     reasons = "|".join(ENDING_REASONS)
     return {
         "failed": f'max_over_time(kube_pod_status_phase{{phase="Failed"}}{window}) > 0',
-        "restarted": f"increase(kube_pod_container_status_restarts_total{window}) > 0",
+        # over two steps: a restart between the last sample of one step and the first of the next is seen too
+        # (the two steps that show it are one run, one end)
+        "restarted": f"increase(kube_pod_container_status_restarts_total[{2 * step}s]) > 0",
         "evicted": f'max_over_time(kube_pod_status_reason{{reason=~"{reasons}"}}{window}) > 0',
-        # set operators match on every label but the name: the pod's own Running series, absent at the step
-        "gone": f"max_over_time({running}{window}) == 1 unless {running}",
+        # Running at its last sample, and no sample since: the steps' windows, 5 minutes back (the lookback), tile
+        # the timeline, so exactly one step sees each series end. Set operators match on every label but the
+        # name: the pod's own series on both sides.
+        "gone": f"max_over_time({running}{window} offset {LOOKBACK_S}s) == 1 unless count_over_time({running}"
+        f"[{LOOKBACK_S}s])",
     }
 
 

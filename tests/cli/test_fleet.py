@@ -20,6 +20,7 @@ from tests.acceptance import BIN
 from tests.fixtures.prometheus import backfill_prometheus
 from tests.fixtures.search import SearchServer, default_indices
 from tests.support import Scenario, all_scenarios, free_port, require_binary, server_process
+from whathappened.fleet.rollup import FAULTS
 
 # Incidents of distinct experiments on distinct days of November 2026, each with one root cause.
 HISTORY = (
@@ -100,8 +101,8 @@ def test_the_taxonomy_counts_each_incident_once_under_its_root_cause(history: li
 
 def test_the_lemon_lists_name_the_roots_hardware(history: list[str], tmp_path: Path) -> None:
     result = json.loads(fleet(history, tmp_path, "--output", "json", "--replace-after", "1"))
-    infrastructure = {i["node"] for i in result["incidents"] if i["category"] == "infrastructure"}
-    assert {row["node"] for row in result["by_node"] if row["root_incidents"]} == infrastructure
+    faulty = {i["node"] for i in result["incidents"] if i["cause"] in FAULTS}  # not maintenance, not spot
+    assert faulty and {row["node"] for row in result["by_node"] if row["root_incidents"]} == faulty
     assert all(row["verdict"] == "replace" for row in result["by_node"] if row["root_incidents"])
     # the GPUs at the root of the GPU faults, by UUID, with the Xids they raised (79 off the bus, 48 the DBE)
     gpus = {row["gpu"]: row["xid_codes"] for row in result["by_gpu"] if row["root_incidents"]}

@@ -3,8 +3,9 @@ only by ``whathappened fleet``):
 
 - by cause: incidents, pod deaths, share of incidents, GPU-hours lost (the shape of the Llama 3 paper's table of
   interruptions by cause);
-- by node and by GPU: incidents each was the root of (infrastructure causes only: a user's deletion on a node says
-  nothing of the node), Xids seen, experiments killed; "replace" at ``threshold`` root incidents: the lemon list;
+- by node and by GPU: incidents each was the root of (hardware faults only, ``FAULTS``: a user's deletion or a
+  maintenance drain on a node says nothing of the node), Xids seen, experiments killed; "replace" at ``threshold``
+  root incidents: the lemon list;
 - by experiment: incidents (attempts that ended), their causes, pod deaths, GPU-hours lost;
 - weekly: incidents per cause per week (weeks start on Monday).
 """
@@ -17,9 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from whathappened.fleet.survey import INFRASTRUCTURE, Case
+from whathappened.fleet.survey import Case
 
 LEMON_THRESHOLD = 3  # root incidents in the window that make a node or a GPU one to replace
+# The causes that count against the node or GPU at their root: the hardware failed. Not a maintenance notice or a
+# spot reclaim (the cloud's schedule), a pressure eviction (the workload's memory), nor any other category.
+FAULTS = frozenset({"gpu-fallen-off-bus", "gpu-memory-error", "gpu-hardware-error", "nvlink-error", "gpu-thermal",
+                    "network-error", "node-failure"})  # fmt: skip
 ROUND = 2
 
 
@@ -85,7 +90,7 @@ def _by_cause(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _lemons(frame: pd.DataFrame, xids: pd.DataFrame, key: str, threshold: int) -> list[dict[str, Any]]:
-    rooted = frame[(frame["category"] == INFRASTRUCTURE) & frame[key].notna()]
+    rooted = frame[frame["cause"].isin(FAULTS) & frame[key].notna()]
     roots = rooted.groupby(key).agg(
         root_incidents=("cause", "size"),
         experiments_killed=("experiment", "nunique"),

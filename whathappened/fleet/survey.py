@@ -6,6 +6,7 @@ cost, the Xids seen. An incident the sources can no longer explain (its data exp
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,7 +18,7 @@ from whathappened.model import Outcome, Report, Window
 from whathappened.scope import Query
 from whathappened.sources import Sources
 
-INFRASTRUCTURE = "infrastructure"  # the category whose roots count against a node or a GPU (a lemon)
+CONCURRENT = 4  # explanations at once: each is a few requests to each source
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,20 +56,20 @@ def survey(
     label_keys: tuple[str, ...],
     deadline_s: float,
 ) -> list[Case]:
-    """``sources`` builds fresh collectors for each explanation (a collector keeps what it fetched for its run)."""
-    cases = []
-    for incident in incidents:
+    """In the incidents' order. ``sources`` builds fresh collectors for each explanation (a collector keeps what it
+    fetched for its run). A few explanations run at once: each mostly waits on the servers."""
+
+    def one(incident: FleetIncident) -> Case:
         query = Query(incident.experiment, incident.namespace, incident.window(within), label_keys)
         built = sources()
         try:
             report = explain(built.collectors, query, deadline_s, built.not_configured)
         except WhathappenedError as error:
-            cases.append(
-                Case(incident, "unknown", "unknown", False, Outcome.NO_EVIDENCE.value, summary=scrub(str(error)))
-            )
-            continue
-        cases.append(case_of(incident, report))
-    return cases
+            return Case(incident, "unknown", "unknown", False, Outcome.NO_EVIDENCE.value, summary=scrub(str(error)))
+        return case_of(incident, report)
+
+    with ThreadPoolExecutor(max_workers=CONCURRENT, thread_name_prefix="fleet") as pool:
+        return list(pool.map(one, incidents))
 
 
 def case_of(incident: FleetIncident, report: Report) -> Case:
@@ -84,11 +85,7 @@ def case_of(incident: FleetIncident, report: Report) -> Case:
     if root is None:
         return Case(incident, "unknown", "unknown", False, report.outcome.value, gpu_hours_lost=gpu_hours, xids=xids,
                     sources=sources)  # fmt: skip
-    uuid = next(
-        (e.attrs.get("uuid") for e in report.timeline if e.subject.node == root.node and e.subject.gpu == root.gpu
-         and e.attrs.get("uuid")),
-        None,
-    )  # fmt: skip
+    gpu = _root_gpu(report, root.node, root.gpu)
     return Case(
         incident,
         root.cause,
@@ -97,12 +94,25 @@ def case_of(incident: FleetIncident, report: Report) -> Case:
         report.outcome.value,
         root.pod,
         root.node,
-        _gpu(uuid, root.gpu) if root.gpu is not None else None,
+        gpu,
         root.summary,
         gpu_hours,
         xids,
         sources,
     )
+
+
+def _root_gpu(report: Report, node: str | None, index: str | None) -> str | None:
+    """The root's GPU by UUID where an event on its node names it, else by index. When the verdict names no GPU
+    (its evidence was the pod's log line): the one GPU of the node that raised an Xid in the incident, if one did."""
+    on_node = [
+        e for e in report.timeline if e.subject.node == node and (e.subject.gpu is not None or e.attrs.get("uuid"))
+    ]
+    if index is not None:
+        uuid = next((e.attrs.get("uuid") for e in on_node if e.subject.gpu == index and e.attrs.get("uuid")), None)
+        return _gpu(uuid, index)
+    raised = {_gpu(e.attrs.get("uuid"), e.subject.gpu) for e in on_node if e.kind == Kind.GPU_XID.value}
+    return raised.pop() if len(raised) == 1 else None
 
 
 def _gpu(uuid: object, index: str | None) -> str:
