@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -78,8 +78,8 @@ def plan(count: int, pool: int, days: int, seed: int) -> list[Plan]:
     causes = [rng.choices([c for c, _ in MIX], [w for _, w in MIX])[0] for _ in range(count)]
     lemon_runs = iter(i for i, c in enumerate(causes) if c in HARDWARE)
     lemon_of: dict[int, int] = {}
-    for node, faults in LEMONS:
-        for _ in range(faults):
+    for node, count in LEMONS:
+        for _ in range(count):
             lemon_of[next(lemon_runs)] = node
     busy: dict[int, list[tuple[datetime, datetime]]] = {}
     faults: dict[int, int] = {}  # GPU faults rooted on each node: below the lemon threshold except on the lemons
@@ -127,8 +127,7 @@ def recording(p: Plan, pool: list[Node], ids: Ids) -> Recording:
     others = [q for q in pods if q is not bad]
     ENDINGS[p.cause](rec, ids, bad, node, others, p.gpu, t)
     root = {"pod": bad.name, "cause": p.cause, "root": True, "node": node.name, "gpu": node.gpus[p.gpu].uuid}
-    rec.meta = Meta(*[getattr(meta, f) for f in ("name", "description", "experiment", "namespace", "label_key",
-                                                 "start", "end", "captured_at")], (root,))  # fmt: skip
+    rec.meta = replace(meta, expected=(root,))
     return rec
 
 

@@ -27,6 +27,7 @@ from whathappened.timeutils import from_unix
 
 MAX_STEPS = 5_000  # per series and query: well under Prometheus' 11,000 points
 MIN_STEP_S = 300
+ALIVE = "alive"
 LOOKBACK_S = 300  # Prometheus' default lookback: an instant selector sees a series this long after its last sample
 # kube_pod_status_reason's reasons that end a pod's run (kube-state-metrics' podStatusReasons, all releases)
 ENDING_REASONS = ("Evicted", "NodeAffinity", "NodeLost", "Shutdown", "UnexpectedAdmissionError", "Preempting")
@@ -53,6 +54,9 @@ def end_queries(step: int) -> dict[str, str]:
         # name: the pod's own series on both sides.
         "gone": f"max_over_time({running}{window} offset {LOOKBACK_S}s) == 1 unless count_over_time({running}"
         f"[{LOOKBACK_S}s])",
+        # when kube-state-metrics itself was answering: a series that ends while it is down (or where the history
+        # ends) is not a pod that went
+        ALIVE: "group(kube_node_spec_unschedulable)",  # one series per node, every node, every release
     }
 
 
@@ -83,14 +87,16 @@ def pod_ends(
     nodes = {
         (m["metric"].get("namespace", ""), m["metric"].get("pod", "")): m["metric"].get("node") for m in placements
     }
+    alive = {float(t) for series in answers.get(ALIVE, ()) for t, _ in series.get("values") or ()}
     ends: list[PodEnd] = []
     for how, answer in answers.items():
-        for series in answer:
+        for series in answer if how != ALIVE else ():
             key = (series["metric"].get("namespace", ""), series["metric"].get("pod", ""))
             experiment = experiments.get(key)
             if experiment is None:
                 continue
-            for at in _first_of_runs([float(t) for t, _ in series.get("values") or ()], step):
+            times = [float(t) for t, _ in series.get("values") or ()]
+            for at in _first_of_runs([t for t in times if t in alive] if how == "gone" else times, step):
                 ends.append(PodEnd(key[0], key[1], experiment, at, how, nodes.get(key) or None))
     return sorted(set(ends), key=lambda e: (e.at, e.namespace, e.pod, e.how))
 

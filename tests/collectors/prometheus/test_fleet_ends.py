@@ -37,7 +37,8 @@ def test_each_run_of_steps_is_one_end_at_its_first() -> None:
     answers = {
         "failed": [series("ml", "w-0", at(10, 20, 30)), series("ml", "sidecar", at(10))],  # the sidecar: no label
         "restarted": [series("ml", "w-1", at(10, 90))],  # two restarts an hour apart
-        "gone": [series("other", "w-0", at(50))],
+        "gone": [series("other", "w-0", at(50)), series("ml", "w-1", at(200))],  # at 200 the history had ended
+        "alive": [{"metric": {}, "values": at(*range(0, 200, 10))}],
     }
     placements = [{"metric": {"namespace": "ml", "pod": "w-0", "node": "n1"}, "value": [0, "1"]}]
     ends = pod_ends(answers, members, placements, DEFAULT_LABEL_KEYS, STEP)
@@ -57,7 +58,7 @@ def test_the_queries_read_pod_series_at_a_coarse_step() -> None:
     assert fleet_step(timedelta(days=365).total_seconds()) * MAX_STEPS >= timedelta(days=365).total_seconds()
     assert fleet_step(3600) == 300  # never finer than 5 minutes
     queries = end_queries(540)
-    assert set(queries) == {"failed", "restarted", "evicted", "gone"}
-    assert all("[540s]" in q for q in queries.values())
+    assert set(queries) == {"failed", "restarted", "evicted", "gone", "alive"}
+    assert all("[540s]" in q or "[1080s]" in q for k, q in queries.items() if k != "alive")
     members, placements = roster_queries(["experiment", "training.kubeflow.org/job-name"], month)
     assert 'label_training_kubeflow_org_job_name!=""' in members and "[2592000s]" in placements
