@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.acceptance import BIN
+from tests.fixtures.chromium import Chromium
 from tests.fixtures.prometheus import backfill_prometheus
 from tests.fixtures.search import SearchServer, default_indices
 from tests.support import Scenario, all_scenarios, free_port, require_binary, server_process
@@ -141,3 +142,25 @@ def test_without_prometheus_it_says_what_it_needs(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().endswith("give --prometheus-url (or prometheus.url in the config file)")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_html_page_draws_the_taxonomy_in_chromium(history: list[str], tmp_path: Path, chromium: Chromium) -> None:
+    """Self-contained (no request, no console error under its policy); one bar per cause with its count; the weekly
+    stacks add up to the incidents."""
+    page = tmp_path / "fleet.html"
+    fleet(history, tmp_path, "--output", "html", "--out", str(page))
+    with chromium.tab() as tab:
+        tab.open(page.as_uri())
+        assert tab.console_errors() == []
+        assert [url for url in tab.requests() if url != page.as_uri()] == []
+        bars = tab.evaluate(
+            "[...document.querySelectorAll('#causes .bar')].map(b => [b.dataset.cause, +b.dataset.incidents])"
+        )
+        assert dict(bars) == dict(roots())
+        stacked = tab.evaluate(
+            "[...document.querySelectorAll('#weekly .seg')].reduce((n, s) => n + +s.dataset.incidents, 0)"
+        )
+        assert stacked == sum(roots().values())
+        assert tab.evaluate("document.querySelectorAll('#by-experiment tbody tr').length") == len(failed())
+        width, height = tab.screenshot(tmp_path / "fleet.png")
+        assert width >= 1000 and height >= 600

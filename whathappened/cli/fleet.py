@@ -23,6 +23,7 @@ class FleetOutput(StrEnum):
     json = "json"
     markdown = "markdown"
     csv = "csv"
+    html = "html"
 
 
 class By(StrEnum):
@@ -42,7 +43,7 @@ def fleet(
         By | None, typer.Option("--by", help="The table to show (and the CSV): cause, node, gpu, experiment.")
     ] = None,
     output: Annotated[
-        FleetOutput | None, typer.Option("--output", "-o", help="rich, json, markdown or csv [rich].")
+        FleetOutput | None, typer.Option("--output", "-o", help="rich, json, markdown, csv or html [rich].")
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the output to this file.")] = None,
     threshold: Annotated[
@@ -94,6 +95,10 @@ def _emit(result: object, output: FleetOutput, by: str | None, out: Path | None)
         text = render.render_csv(result, by or "cause")
     elif output is FleetOutput.markdown:
         text = render.render_markdown(result, by)
+    elif output is FleetOutput.html:
+        from whathappened.render.fleet_html import render_fleet_html
+
+        text = render_fleet_html(result)
     else:
         import io
 

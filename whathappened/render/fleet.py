@@ -35,7 +35,8 @@ def render_csv(result: FleetResult, by: str) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([key for key, _ in columns])
     for row in result.table(by):
-        writer.writerow([_cell(row.get(key)) for key, _ in columns])
+        # raw numbers for spreadsheets (a share as 0.25, not 25.0%); lists space-separated
+        writer.writerow([cell("", v) if isinstance(v := row.get(key), list) else v for key, _ in columns])
     return buffer.getvalue()
 
 
@@ -59,7 +60,7 @@ def shown(by: str | None) -> Sequence[str]:
 def render_markdown(result: FleetResult, by: str | None = None) -> str:
     lines = ["# whathappened fleet", "", headline(result), ""]
     for table in shown(by):
-        rows = _rows(result, table)
+        rows = rows_of(result, table)
         lines += [f"## {TITLES[table]}", ""]
         if not rows:
             lines += ["None.", ""]
@@ -68,7 +69,7 @@ def render_markdown(result: FleetResult, by: str | None = None) -> str:
         lines.append("| " + " | ".join(title for _, title in columns) + " |")
         lines.append("| " + " | ".join("---" for _ in columns) + " |")
         lines += [
-            "| " + " | ".join(_cell(row.get(key)).replace("|", "\\|") for key, _ in columns) + " |" for row in rows
+            "| " + " | ".join(cell(key, row.get(key)).replace("|", "\\|") for key, _ in columns) + " |" for row in rows
         ]
         lines.append("")
     return "\n".join(lines)
@@ -83,22 +84,25 @@ def render_terminal(
     console = Console(file=file, no_color=not color, width=160 if file is not None else None)
     console.print(headline(result))
     for table in shown(by):
-        rows = _rows(result, table)
+        rows = rows_of(result, table)
         view = Table(title=TITLES[table], title_justify="left")
         for _, title in COLUMNS[table]:
             view.add_column(title)
         for row in rows:
-            view.add_row(*(_cell(row.get(key)) for key, _ in COLUMNS[table]))
+            view.add_row(*(cell(key, row.get(key)) for key, _ in COLUMNS[table]))
         console.print(view if rows else f"{TITLES[table]}: none.")
 
 
-def _rows(result: FleetResult, table: str) -> list[dict[str, Any]]:
+def rows_of(result: FleetResult, table: str) -> list[dict[str, Any]]:
     rows = result.table(table)
     # the lemon lists name the nodes and GPUs that were the root of something; the rest is in the JSON
     return [r for r in rows if r.get("root_incidents")] if table in ("node", "gpu") else rows
 
 
-def _cell(value: Any) -> str:
+def cell(key: str, value: Any) -> str:
+    """A table value as text: a share as a percentage, a float without trailing zeros, a list space-separated."""
+    if key == "share" and isinstance(value, float):
+        return f"{value:.1%}"
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, list):

@@ -14,8 +14,6 @@ failure), ``[data-lane="node:NAME"|"pod:NAME"|"unscheduled"|"cluster"]``, marker
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -29,7 +27,7 @@ from whathappened.render.html_answer import EXTRA_LABELS, answer, undecided_sect
 from whathappened.render.html_answer import listed as answer_list
 from whathappened.render.html_kinds import CATEGORIES, category_of
 from whathappened.render.html_lanes import Lanes, build_lanes, focus_lanes, focus_range
-from whathappened.render.html_svg import attr, marker_icon, render_svg, role_class
+from whathappened.render.html_svg import attr, digest, marker_icon, render_svg, role_class
 from whathappened.timeutils import isoformat, relative
 
 MAX_RAW_CHARS = 6000
@@ -54,7 +52,7 @@ def render_html(report: Report) -> str:
         )
     )
     policy = (
-        f"default-src 'none'; style-src '{_digest(css)}'; script-src '{_digest(script)}'; "
+        f"default-src 'none'; style-src '{digest(css)}'; script-src '{digest(script)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     page = (
@@ -90,10 +88,6 @@ def _category_css() -> str:
     return "".join(
         f".kind.cat-{c.key},.chip.cat-{c.key}{{border-color:{c.color};color:{c.color}}}" for c in CATEGORIES.values()
     )
-
-
-def _digest(text: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
 def _title(report: Report) -> str:
