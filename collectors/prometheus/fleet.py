@@ -18,8 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
+from whathappened.collectors.prometheus.model import Series
 from whathappened.collectors.prometheus.series import experiment_of, sanitize_label
 
 from whathappened.model import PodEnd, Window
@@ -111,3 +113,45 @@ def _first_of_runs(times: Iterable[float], step: int) -> list[datetime]:
             firsts.append(from_unix(t) - timedelta(seconds=step))
         last = t
     return firsts
+
+
+def ends_in_series(
+    series: Iterable[Series], window: Window, label_keys: Sequence[str], namespace: str | None = None
+) -> list[PodEnd]:
+    """The same ends from recorded series (a snapshot), sample by sample: a phase or reason turning 1, a restart
+    count going up, a Running series whose last sample is 1 while the nodes' series go on."""
+    start, stop = window.start.timestamp(), window.end.timestamp()
+    pods: dict[tuple[str, str], dict[str, list[Series]]] = {}
+    node_last = 0.0
+    for one in series:
+        if one.name == "kube_node_spec_unschedulable" and one.samples:
+            node_last = max(node_last, one.samples[-1][0])
+            continue
+        key = (one.label("namespace", "exported_namespace") or "", one.label("pod", "exported_pod") or "")
+        pods.setdefault(key, {}).setdefault(one.name, []).append(one)
+    ends: list[PodEnd] = []
+    for (ns, pod), named in pods.items():
+        labels = next((dict(s.labels) for s in named.get("kube_pod_labels", ())), None)
+        experiment = experiment_of(labels, tuple(label_keys)) if labels else None
+        if experiment is None or (namespace is not None and ns != namespace):
+            continue
+        node = next((s.label("node") for s in named.get("kube_pod_info", ()) if s.label("node")), None)
+        found: list[tuple[float, str]] = []
+        for phase in named.get("kube_pod_status_phase", ()):
+            if phase.labels.get("phase") == "Failed":
+                found += [(t, "failed") for t in _rises(phase.samples)][:1]
+            elif phase.labels.get("phase") == "Running" and phase.samples and phase.samples[-1][1] == 1:
+                # gone while running, if the nodes' series (kube-state-metrics answering) go on after it
+                found += [(phase.samples[-1][0], "gone")] if phase.samples[-1][0] < node_last else []
+        for reason in named.get("kube_pod_status_reason", ()):
+            if reason.labels.get("reason") in ENDING_REASONS:
+                found += [(t, "evicted") for t in _rises(reason.samples)][:1]
+        for restarts in named.get("kube_pod_container_status_restarts_total", ()):
+            found += [(t, "restarted") for (_, a), (t, b) in pairwise(restarts.samples) if b > a]
+        ends += [PodEnd(ns, pod, experiment, from_unix(t), how, node) for t, how in found if start <= t <= stop]
+    return sorted(set(ends), key=lambda e: (e.at, e.namespace, e.pod, e.how))
+
+
+def _rises(samples: Sequence[tuple[float, float]]) -> list[float]:
+    """When the value turned from 0 (or nothing) to 1."""
+    return [t for i, (t, v) in enumerate(samples) if v == 1 and (i == 0 or samples[i - 1][1] != 1)]

@@ -7,12 +7,13 @@ import gzip
 from collections.abc import Sequence
 from pathlib import Path
 
+from whathappened.collectors.prometheus.fleet import ends_in_series
 from whathappened.collectors.prometheus.model import Series
 from whathappened.collectors.prometheus.openmetrics import parse_openmetrics, write_openmetrics
 from whathappened.collectors.prometheus.series import discover_from_series, events_from_series
 from whathappened.collectors.recorded import RecordedPart
 
-from whathappened.model import TimelineEvent
+from whathappened.model import PodEnd, TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
 
 OPENMETRICS_FILES = ("prometheus.om.gz", "prometheus.om", "prometheus.txt.gz", "prometheus.txt")
@@ -58,6 +59,10 @@ class SnapshotPrometheus(RecordedPart):
 
     def discover(self, query: Query) -> Discovery:
         return discover_from_series(self._load(), query)
+
+    def pod_ends(self, window: Window, label_keys: Sequence[str], namespace: str | None = None) -> list[PodEnd]:
+        """``whathappened fleet``: the recorded experiment pods' ends in the window (fleet.py)."""
+        return ends_in_series(self._load(), window, label_keys, namespace)
 
     def collect(self, scope: Scope) -> list[TimelineEvent]:
         series = self._load()

@@ -140,7 +140,7 @@ def test_without_prometheus_it_says_what_it_needs(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     done = subprocess.run([str(BIN), "fleet", *MONTH], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip().endswith("give --prometheus-url (or prometheus.url in the config file)")
+    assert done.stderr.strip().endswith("give --prometheus-url (or prometheus.url in the config file), or --snapshot")
     assert len(done.stderr.strip().splitlines()) == 1
 
 
@@ -164,3 +164,18 @@ def test_the_html_page_draws_the_taxonomy_in_chromium(history: list[str], tmp_pa
         assert tab.evaluate("document.querySelectorAll('#by-experiment tbody tr').length") == len(failed())
         width, height = tab.screenshot(tmp_path / "fleet.png")
         assert width >= 1000 and height >= 600
+
+
+def test_from_a_snapshot_the_same_taxonomy(tmp_path: Path) -> None:
+    """A folder of recorded folders (as ``whathappened collect`` writes them): the same ends, found in the recorded
+    series, each incident explained from its own folder; the window is the recordings' unless given."""
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    for scenario in scenarios():
+        (folder / scenario.name).symlink_to(scenario.path)
+    result = json.loads(fleet(["--snapshot", str(folder)], tmp_path, "--output", "json"))
+    assert {row["cause"]: row["incidents"] for row in result["by_cause"]} == dict(roots())
+    assert {i["experiment"]: i["root_pod"] for i in result["incidents"]} == {
+        s.experiment: next(e["pod"] for e in s.expected if e.get("root")) for s in failed()
+    }
+    assert result["sources"] == {"snapshot": "ok"} and result["window"]["start"].startswith("2026-11-12")

@@ -8,12 +8,17 @@ import sys
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from whathappened.cli import options as o
 from whathappened.errors import UsageError, WhathappenedError
+
+if TYPE_CHECKING:
+    from whathappened.config import Settings
+    from whathappened.fleet.survey import Case
+    from whathappened.model import Window
 
 DEFAULT_SINCE = "30d"
 
@@ -37,7 +42,7 @@ def register(app: typer.Typer) -> None:
     app.command("fleet", help="Every pod death of every experiment in the window: causes, lemon nodes and GPUs.")(fleet)
 
 
-@o.with_sources(leave_out=("snapshot", "without"))
+@o.with_sources(leave_out=("without",))
 def fleet(
     by: Annotated[
         By | None, typer.Option("--by", help="The table to show (and the CSV): cause, node, gpu, experiment.")
@@ -60,25 +65,77 @@ def fleet(
 
     if threshold < 1:
         raise UsageError(f"--replace-after {threshold}: must be at least 1")
-    if chosen.since is None and chosen.start is None:
+    if chosen.since is None and chosen.start is None and chosen.snapshot is None:
         chosen = replace(chosen, since=DEFAULT_SINCE)
     settings = chosen.settings()
     window = o.window_of(settings)
     namespace = None if settings.all_namespaces else settings.namespace
-    prometheus = next(s for s in SOURCES if s.name == "prometheus")
-    if not prometheus.configured(settings):
-        raise UsageError(
-            "whathappened fleet finds pod deaths in kube-state-metrics history: give --prometheus-url "
-            "(or prometheus.url in the config file)"
-        )
-    finder = prometheus.build(settings, False)
-    ends = finder.pod_ends(window, settings.label_keys, namespace)  # type: ignore[attr-defined]
-    found = incidents(ends)
-    cases = survey(
-        found, lambda: live_sources(settings, utilization=False), window, settings.label_keys, settings.deadline_s
-    )
-    result = FleetResult(window, rollup(cases, threshold), tuple(cases), {"prometheus": "ok"}, threshold)
+    if chosen.snapshot is not None:
+        window, cases = _from_snapshots(chosen.snapshot, settings, window if _window_given(chosen) else None)
+    else:
+        prometheus = next(s for s in SOURCES if s.name == "prometheus")
+        if not prometheus.configured(settings):
+            raise UsageError(
+                "whathappened fleet finds pod deaths in kube-state-metrics history: give --prometheus-url "
+                "(or prometheus.url in the config file), or --snapshot"
+            )
+        finder = prometheus.build(settings, False)
+        ends = finder.pod_ends(window, settings.label_keys, namespace)  # type: ignore[attr-defined]
+        cases = survey(
+            incidents(ends), lambda _: live_sources(settings, utilization=False), window, settings.label_keys,
+            settings.deadline_s,
+        )  # fmt: skip
+    finder_source = {"snapshot" if chosen.snapshot is not None else "prometheus": "ok"}
+    result = FleetResult(window, rollup(cases, threshold), tuple(cases), finder_source, threshold)
     _emit(result, output or FleetOutput.rich, by.value if by else None, out)
+
+
+def _window_given(chosen: o.SourceOptions) -> bool:
+    return chosen.start is not None or chosen.since is not None
+
+
+def _from_snapshots(folder: Path, settings: Settings, window: Window | None) -> tuple[Window, list[Case]]:
+    """A recorded folder (``whathappened collect``'s, or the scenario format), or a folder of them: each one's
+    pod ends found in its recorded series, each incident explained from its own folder. The window, unless given:
+    from the earliest recorded window's start to the latest's end."""
+    from whathappened.collectors.snapshot.folder import snapshot_collectors
+    from whathappened.collectors.snapshot.writer import recorded_window
+    from whathappened.fleet.incidents import FleetIncident, incidents
+    from whathappened.fleet.survey import survey
+    from whathappened.model import Window
+    from whathappened.sources import Sources
+
+    root = folder.expanduser()
+    if not root.is_dir():
+        raise UsageError(f"--snapshot {folder}: not a folder")
+    recorded = [root] if _is_recording(root) else sorted(p for p in root.iterdir() if _is_recording(p))
+    if not recorded:
+        raise UsageError(f"--snapshot {folder}: no recorded folder (with prometheus.om.gz) in it")
+    if window is None:
+        windows = [w for w in (recorded_window(p) for p in recorded) if w is not None]
+        if not windows:
+            raise UsageError(f"--snapshot {folder}: no scenario.yaml says when it was recorded; give --start and --end")
+        window = Window(min(w.start for w in windows), max(w.end for w in windows))
+    namespace = None if settings.all_namespaces else settings.namespace
+    home: dict[FleetIncident, Path] = {}
+    for path in recorded:
+        collectors, _ = snapshot_collectors(path, settings.elasticsearch.preset, utilization=False)
+        finder = next((c for c in collectors if c.name == "prometheus"), None)
+        if finder is None:
+            continue
+        for incident in incidents(finder.pod_ends(window, settings.label_keys, namespace)):
+            home[incident] = path
+
+    def sources(incident: FleetIncident) -> Sources:
+        collectors, missing = snapshot_collectors(home[incident], settings.elasticsearch.preset, utilization=False)
+        return Sources(tuple(collectors), tuple(missing), incident.namespace)
+
+    ordered = sorted(home, key=lambda i: (i.first, i.namespace, i.experiment))
+    return window, survey(ordered, sources, window, settings.label_keys, settings.deadline_s)
+
+
+def _is_recording(path: Path) -> bool:
+    return path.is_dir() and any((path / name).is_file() for name in ("prometheus.om.gz", "prometheus.om"))
 
 
 def _emit(result: object, output: FleetOutput, by: str | None, out: Path | None) -> None:

@@ -51,17 +51,18 @@ class Case:
 
 def survey(
     incidents: Sequence[FleetIncident],
-    sources: Callable[[], Sources],
+    sources: Callable[[FleetIncident], Sources],
     within: Window,
     label_keys: tuple[str, ...],
     deadline_s: float,
 ) -> list[Case]:
     """In the incidents' order. ``sources`` builds fresh collectors for each explanation (a collector keeps what it
-    fetched for its run). A few explanations run at once: each mostly waits on the servers."""
+    fetched for its run; a snapshot's are the incident's own recorded folder). A few explanations run at once: each
+    mostly waits on the servers."""
 
     def one(incident: FleetIncident) -> Case:
         query = Query(incident.experiment, incident.namespace, incident.window(within), label_keys)
-        built = sources()
+        built = sources(incident)
         try:
             report = explain(built.collectors, query, deadline_s, built.not_configured)
         except WhathappenedError as error:

@@ -1,0 +1,93 @@
+"""Benchmark: ``whathappened fleet`` over a generated month (synth/fleet.py), served as the tests serve it.
+
+The history (default: 1,000 experiments over 512 nodes, 30 days) is written under bench/out/fleet-<n>-<nodes>/,
+backfilled into one real Prometheus (promtool, three at a time) and its logs bulk-loaded into one osmem-server.
+Then the installed CLI runs once as a fresh process (bench/run.py's launcher: wall time from spawn to reaped, its
+CPU and its own peak RSS) with ``--output json``; its taxonomy is checked against the generator's truth.
+
+    .venv/bin/python -m bench.fleet_bench [--experiments 1000] [--nodes 512] [--days 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from bench.run import _LAUNCHER
+from synth.fleet import write_history
+from tests.fixtures.prometheus import backfill_prometheus
+from tests.fixtures.search import SearchServer, default_indices, osmem_binary
+from tests.support import free_port, require_binary, server_process
+
+CLI = Path(sys.executable).parent / "whathappened"
+OUT = Path(__file__).parent / "out"
+MONTH = ["--start", "2026-11-01T00:00:00Z", "--end", "2026-12-01T00:00:00Z"]
+
+
+def say(text: str) -> None:
+    print(f"{text} (load {os.getloadavg()[0]:.1f})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--experiments", type=int, default=1000)
+    parser.add_argument("--nodes", type=int, default=512)
+    parser.add_argument("--days", type=int, default=30)
+    args = parser.parse_args()
+    folder = OUT / f"fleet-{args.experiments}-{args.nodes}"
+    began = time.monotonic()
+    plans = write_history(folder / "history", args.experiments, args.nodes, args.days)
+    truth = json.loads((folder / "history" / "truth.json").read_text())
+    say(f"generated {len(plans)} experiments in {time.monotonic() - began:.0f} s")
+    with tempfile.TemporaryDirectory(dir=OUT) as work:
+        data = Path(work) / "data"
+        began = time.monotonic()
+        with ThreadPoolExecutor(3) as pool:
+            list(pool.map(lambda p: backfill_prometheus(folder / "history" / p.experiment / "prometheus.om.gz", data),
+                          plans))  # fmt: skip
+        say(f"backfilled in {time.monotonic() - began:.0f} s")
+        port, search_port = free_port(), free_port()
+        url, search_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{search_port}"
+        (Path(work) / "p.yml").write_text("global: {}\n")
+        prometheus = [require_binary("prometheus"), f"--config.file={Path(work) / 'p.yml'}",
+                      f"--storage.tsdb.path={data}", f"--web.listen-address=127.0.0.1:{port}",
+                      "--storage.tsdb.retention.time=100y"]  # fmt: skip
+        osmem = [osmem_binary(), "--addr", f"127.0.0.1:{search_port}", "--no-ja", "--no-stdin-watch"]
+        with (
+            server_process(prometheus, f"{url}/-/ready", Path(work) / "p.log"),
+            server_process(osmem, f"{search_url}/", Path(work) / "o.log"),
+        ):
+            store = SearchServer(search_url)
+            began = time.monotonic()
+            for number, p in enumerate(plans):
+                store.load_ndjson(f"fleet-{number}", (folder / "history" / p.experiment / "logs.ndjson").read_text())
+            say(f"logs loaded in {time.monotonic() - began:.0f} s")
+            command = [str(CLI), "fleet", "--prometheus-url", url, *default_indices("fleet-*").arguments(search_url)]
+            usage_file, report = Path(work) / "usage.json", Path(work) / "fleet.json"
+            env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+            with report.open("wb") as out:
+                launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(usage_file)]
+                subprocess.run([*launcher, *command, *MONTH, "--output", "json"], stdout=out, env=env, check=True)
+            usage = json.loads(usage_file.read_text())
+            result = json.loads(report.read_text())
+    wanted = Counter(t["cause"] for t in truth if t["cause"] != "completed")
+    got = {row["cause"]: row["incidents"] for row in result["by_cause"]}
+    lemons = [row["node"] for row in result["by_node"] if row["verdict"] == "replace"]
+    say(
+        f"fleet: {usage['wall_s']:.1f} s wall, {usage['cpu_s']:.1f} s CLI CPU, peak RSS "
+        f"{usage['max_rss_kib'] / 1024:.0f} MiB, exit {usage['exit_code']}; {result['totals']['incidents']} incidents "
+        f"({sum(wanted.values())} generated), taxonomy {'right' if got == dict(wanted) else f'WRONG: {got} != {dict(wanted)}'}; "
+        f"lemons to replace: {len(lemons)}"
+    )
+
+
+if __name__ == "__main__":
+    main()
