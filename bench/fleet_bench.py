@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     folder = OUT / f"fleet-{args.experiments}-{args.nodes}"
     began = time.monotonic()
-    plans = write_history(folder / "history", args.experiments, args.nodes, args.days)
+    plans = write_history(folder / "history", args.experiments, args.nodes, args.days)  # deterministic: rewritten
     truth = json.loads((folder / "history" / "truth.json").read_text())
     say(f"generated {len(plans)} experiments in {time.monotonic() - began:.0f} s")
     with tempfile.TemporaryDirectory(dir=OUT) as work:
@@ -67,10 +67,10 @@ def main() -> None:
         ):
             store = SearchServer(search_url)
             began = time.monotonic()
-            for number, p in enumerate(plans):
-                store.load_ndjson(f"fleet-{number}", (folder / "history" / p.experiment / "logs.ndjson").read_text())
+            for p in plans:  # one store, as a cluster's: every experiment's documents in the daily indices
+                store.load_ndjson("fleet", (folder / "history" / p.experiment / "logs.ndjson").read_text())
             say(f"logs loaded in {time.monotonic() - began:.0f} s")
-            command = [str(CLI), "fleet", "--prometheus-url", url, *default_indices("fleet-*").arguments(search_url)]
+            command = [str(CLI), "fleet", "--prometheus-url", url, *default_indices("fleet").arguments(search_url)]
             usage_file, report = Path(work) / "usage.json", Path(work) / "fleet.json"
             env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
             with report.open("wb") as out:
