@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from whathappened.cli import options as o
-from whathappened.errors import UsageError, WhathappenedError
+from whathappened.errors import UsageError
 
 if TYPE_CHECKING:
     from whathappened.config import Settings
@@ -139,6 +139,7 @@ def _is_recording(path: Path) -> bool:
 
 
 def _emit(result: object, output: FleetOutput, by: str | None, out: Path | None) -> None:
+    from whathappened.cli.report_io import deliver
     from whathappened.fleet.result import FleetResult
     from whathappened.render import fleet as render
 
@@ -162,10 +163,4 @@ def _emit(result: object, output: FleetOutput, by: str | None, out: Path | None)
         buffer = io.StringIO()
         render.render_terminal(result, buffer, by=by, color=False)
         text = buffer.getvalue()
-    if out is None:
-        sys.stdout.write(text)
-        return
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise WhathappenedError(f"cannot write {out}: {exc.strerror}") from exc
+    deliver(text, out)

@@ -44,7 +44,11 @@ def emit(report: Report, output: Output | None, out: Path | None, debug: bool = 
 
         render_terminal(report, verbose=verbose)
         return
-    text = render(report, chosen, color=False, debug=debug, verbose=verbose)
+    deliver(render(report, chosen, color=False, debug=debug, verbose=verbose), out)
+
+
+def deliver(text: str, out: Path | None) -> None:
+    """The rendered output to standard output, or to ``--out``; a file that cannot be written is named."""
     if out is None:
         sys.stdout.write(text)
         return
