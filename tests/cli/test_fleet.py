@@ -179,3 +179,21 @@ def test_from_a_snapshot_the_same_taxonomy(tmp_path: Path) -> None:
         s.experiment: next(e["pod"] for e in s.expected if e.get("root")) for s in failed()
     }
     assert result["sources"] == {"snapshot": "ok"} and result["window"]["start"].startswith("2026-11-12")
+
+
+def test_a_log_store_down_still_gives_the_taxonomy_prometheus_can_tell_and_exit_3(
+    history: list[str], tmp_path: Path
+) -> None:
+    """The deaths come from Prometheus; with the log store refusing, the causes only logs show are unknown, the
+    others are right, every incident says which source failed, and the exit code is the contract's 3."""
+    down = [*history[: history.index("--elasticsearch-url") + 1], f"http://127.0.0.1:{free_port()}"]
+    down += history[history.index("--elasticsearch-url") + 2 :]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([str(BIN), "fleet", *down, "--output", "json"], capture_output=True, text=True, env=env,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    result = json.loads(done.stdout)
+    assert result["totals"]["incidents"] == sum(roots().values())
+    assert all(i["sources"]["logs"] == "unreachable" for i in result["incidents"])
+    hardware = {row["cause"]: row["incidents"] for row in result["by_cause"] if row["cause"] in FAULTS}
+    assert hardware == {cause: n for cause, n in roots().items() if cause in FAULTS}

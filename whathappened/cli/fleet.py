@@ -88,6 +88,9 @@ def fleet(
     finder_source = {"snapshot" if chosen.snapshot is not None else "prometheus": "ok"}
     result = FleetResult(window, rollup(cases, threshold), tuple(cases), finder_source, threshold)
     _emit(result, output or FleetOutput.rich, by.value if by else None, out)
+    failed = any(status not in ("ok", "not_configured") for case in cases for _, status in case.sources)
+    if failed or result.outcome == "no-evidence":  # as the report's: made, but some source failed (CONTRACT.md 1)
+        raise typer.Exit(3)
 
 
 def _window_given(chosen: o.SourceOptions) -> bool:
