@@ -18,14 +18,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.run import _LAUNCHER
 from synth.fleet import write_history
-from tests.fixtures.prometheus import backfill_prometheus
+from tests.fixtures.prometheus import prometheus_of
 from tests.fixtures.search import SearchServer, default_indices, osmem_binary
-from tests.support import free_port, require_binary, server_process
+from tests.support import free_port, server_process
 
 CLI = Path(sys.executable).parent / "whathappened"
 OUT = Path(__file__).parent / "out"
@@ -48,23 +47,16 @@ def main() -> None:
     truth = json.loads((folder / "history" / "truth.json").read_text())
     say(f"generated {len(plans)} experiments in {time.monotonic() - began:.0f} s")
     with tempfile.TemporaryDirectory(dir=OUT) as work:
-        data = Path(work) / "data"
         began = time.monotonic()
-        with ThreadPoolExecutor(3) as pool:
-            list(pool.map(lambda p: backfill_prometheus(folder / "history" / p.experiment / "prometheus.om.gz", data),
-                          plans))  # fmt: skip
-        say(f"backfilled in {time.monotonic() - began:.0f} s")
-        port, search_port = free_port(), free_port()
-        url, search_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{search_port}"
-        (Path(work) / "p.yml").write_text("global: {}\n")
-        prometheus = [require_binary("prometheus"), f"--config.file={Path(work) / 'p.yml'}",
-                      f"--storage.tsdb.path={data}", f"--web.listen-address=127.0.0.1:{port}",
-                      "--storage.tsdb.retention.time=100y"]  # fmt: skip
+        sources = [folder / "history" / p.experiment / "prometheus.om.gz" for p in plans]
+        search_port = free_port()
+        search_url = f"http://127.0.0.1:{search_port}"
         osmem = [osmem_binary(), "--addr", f"127.0.0.1:{search_port}", "--no-ja", "--no-stdin-watch"]
         with (
-            server_process(prometheus, f"{url}/-/ready", Path(work) / "p.log"),
+            prometheus_of(sources, Path(work) / "prometheus") as url,
             server_process(osmem, f"{search_url}/", Path(work) / "o.log"),
         ):
+            say(f"backfilled and started in {time.monotonic() - began:.0f} s")
             store = SearchServer(search_url)
             began = time.monotonic()
             for p in plans:  # one store, as a cluster's: every experiment's documents in the daily indices

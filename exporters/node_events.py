@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from whathappened.collectors.kube_objects.event_objects import event_object
 from whathappened.exporters import catalog
 from whathappened.exporters._metadata_http import request
 from whathappened.exporters.notices import SPOT_EVENT_TYPES, Clock, Notice
 
 from whathappened.errors import ConfigError, SourceError
-from whathappened.timeutils import isoformat
 
 log = logging.getLogger("whathappened.exporter.events")
 
@@ -56,23 +56,9 @@ def reason_for(notice: Notice) -> str:
 
 
 def event_body(notice: Notice, node: str, now: Clock, namespace: str = "default") -> dict[str, Any]:
-    at = isoformat(now())
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"generateName": f"{node}.", "namespace": namespace},
-        # Node events carry the node name as uid, as the kubelet writes them.
-        "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node, "uid": node},
-        "reason": reason_for(notice),
-        "message": notice.describe(now()),
-        "type": "Warning",
-        "source": {"component": COMPONENT, "host": node},
-        "reportingComponent": COMPONENT,
-        "reportingInstance": node,
-        "firstTimestamp": at,
-        "lastTimestamp": at,
-        "count": 1,
-    }
+    # Node events carry the node name as uid, as the kubelet writes them.
+    involved = {"apiVersion": "v1", "kind": "Node", "name": node, "uid": node}
+    return event_object(involved, namespace, reason_for(notice), notice.describe(now()), now(), COMPONENT, node, node)
 
 
 class NodeEventRecorder:

@@ -20,20 +20,11 @@ from pathlib import Path
 
 from synth import messages as msg
 from synth.clouds import make_nodes
-from synth.common import (
-    end,
-    killing,
-    lifecycle_events,
-    nccl_error_collateral,
-    nccl_timeout_collateral,
-    rank_crash,
-    torchrun_teardown,
-    training_chatter,
-    xid,
-)
+from synth.common import end, lifecycle_events, nccl_error_collateral, rank_crash, torchrun_teardown, training_chatter
+from synth.endings import memory_error, node_lost, off_the_bus, user_deletion
 from synth.frameworks import make_pods
 from synth.ids import Ids
-from synth.spec import Counter, Meta, Node, Pod, Recording
+from synth.spec import Meta, Node, Pod, Recording
 from synth.stories_core import _azure_drain
 from synth.story import day
 from synth.writer import write_recording
@@ -135,19 +126,11 @@ Ending = Callable[[Recording, Ids, Pod, Node, list[Pod], int, datetime], None]
 
 
 def _off_the_bus(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Pod], gpu: int, t: datetime) -> None:
-    xid(rec, node, gpu, t, 79, "GPU has fallen off the bus.", None)
-    rec.kernel(node, t + timedelta(seconds=1), f"NVRM: GPU {node.gpus[gpu].kernel_pci}.0: GPU has fallen off the bus.")
-    rec.gpu_gone[(node.name, gpu)] = t + timedelta(seconds=90)
-    rank_crash(rec, bad, t + timedelta(seconds=3), gpu, [msg.cuda_error("unspecified launch failure")])
-    nccl_timeout_collateral(rec, others, t + timedelta(minutes=30, seconds=2), 91544)
+    off_the_bus(rec, node, gpu, bad, others, t, gone_after=90.0)  # a scrape a minute: seen on the next one
 
 
 def _memory(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Pod], gpu: int, t: datetime) -> None:
-    xid(rec, node, gpu, t, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer "
-        "at partition 3, subpartition 1.", 20931)  # fmt: skip
-    rec.counters.append(Counter("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", node.name, gpu, ((t, 1.0),)))
-    rank_crash(rec, bad, t + timedelta(seconds=2), gpu, [msg.cuda_error("uncorrectable ECC error encountered")])
-    nccl_error_collateral(rec, others, t + timedelta(seconds=14), bad.rank0 + gpu)
+    memory_error(rec, node, gpu, bad, others, t)
 
 
 def _software(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Pod], gpu: int, t: datetime) -> None:
@@ -161,22 +144,11 @@ def _software(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Pod],
 
 
 def _node_down(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Pod], gpu: int, t: datetime) -> None:
-    from synth.common import node_event
-
-    rec.node_lost[node.name] = t
-    seen = t + timedelta(seconds=40)
-    rec.node_ready[node.name] = [(seen, "unknown")]
-    rec.taints[node.name] = [("node.kubernetes.io/unreachable", "", "NoExecute", seen + timedelta(seconds=1))]
-    node_event(rec, node, seen, "NodeNotReady", f"Node {node.name} status is now: NodeNotReady",
-               component="node-controller")  # fmt: skip
-    evict = seen + timedelta(seconds=301)
-    bad.kubelet_lost_at, bad.deletion_at, bad.ready = t, evict, False
-    bad.disruption = ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint", evict)
+    evict = node_lost(rec, node, bad, others, t)
     # the cloud's node repair deletes the unreachable VM's Node and the pod garbage collector force-deletes its
     # pods (on a node that never comes back, a Terminating pod is only removed so)
     rec.node_gone[node.name] = evict + timedelta(seconds=30)
     bad.gone_at = evict + timedelta(seconds=60)
-    nccl_error_collateral(rec, others, t + timedelta(seconds=14), bad.rank0 + 3)
 
 
 def _maintenance(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Pod], gpu: int, t: datetime) -> None:
@@ -185,12 +157,7 @@ def _maintenance(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Po
 
 
 def _deleted(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Pod], gpu: int, t: datetime) -> None:
-    for i, pod in enumerate([bad, *others]):
-        at = t + timedelta(seconds=i)
-        killing(rec, pod, at)
-        rec.say(pod, at + timedelta(seconds=1), msg.SIGTERM_AGENT)
-        end(pod, at + timedelta(seconds=4), 143)
-        pod.deletion_at, pod.gone_at = at, at + timedelta(seconds=5)
+    user_deletion(rec, [bad, *others], t)
 
 
 def _completed(rec: Recording, ids: Ids, bad: Pod, node: Node, others: list[Pod], gpu: int, t: datetime) -> None:

@@ -22,10 +22,10 @@ from synth.common import (
     restart,
     torchrun_teardown,
     training_chatter,
-    xid,
 )
+from synth.endings import memory_error, off_the_bus, user_deletion
 from synth.ids import Ids
-from synth.spec import Counter, Maintenance, Node, Pod, Recording
+from synth.spec import Maintenance, Node, Pod, Recording
 from synth.story import Setup, begin, day, expect
 
 
@@ -48,13 +48,8 @@ def xid79_fallen_off_bus(ids: Ids) -> Recording:
     bad, node, gpu = pods[2], nodes[2], 5
     t = day(11, 12, 6, 47) + timedelta(seconds=21)  # scraped once before the rank's pod ends
     training_chatter(rec, ids, pods, t, ckpt_path="/gcs/ckpt/falcon-40b-cpt-s2")
-    xid(rec, node, gpu, t, 79, "GPU has fallen off the bus.", None)
-    rec.kernel(node, t + timedelta(seconds=1), f"NVRM: GPU {node.gpus[gpu].kernel_pci}.0: GPU has fallen off the bus.")
-    # DCGM still reports the Xid field on the next scrape; then the GPU is gone from its list
-    rec.gpu_gone[(node.name, gpu)] = t + timedelta(seconds=45)
-    rank_crash(rec, bad, t + timedelta(seconds=3), gpu, [msg.cuda_error("unspecified launch failure")])
     others = [p for p in pods if p is not bad]
-    nccl_timeout_collateral(rec, others, t + timedelta(minutes=30, seconds=2), 91544)
+    off_the_bus(rec, node, gpu, bad, others, t)  # DCGM reports the Xid on the next scrape; then the GPU is gone
     return expect(rec, (bad, "gpu-fallen-off-bus", True, None), *((p, "nccl-timeout", False, bad) for p in others))
 
 
@@ -160,12 +155,8 @@ def ecc_dbe(ids: Ids) -> Recording:
     bad, node, gpu = pods[1], nodes[1], 2
     t = day(11, 15, 7, 12) + timedelta(seconds=22)  # scraped once before the rank's pod ends
     training_chatter(rec, ids, pods, t, style="megatron", ckpt_path="/fsx/ckpt/olmo-13b-anneal-c")
-    xid(rec, node, gpu, t, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer "
-        "at partition 3, subpartition 1.", 20931)  # fmt: skip
-    rec.counters.append(Counter("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", node.name, gpu, ((t, 1.0),)))
-    rank_crash(rec, bad, t + timedelta(seconds=2), gpu, [msg.cuda_error("uncorrectable ECC error encountered")])
     others = [pods[0], pods[2]]
-    nccl_error_collateral(rec, others, t + timedelta(seconds=14), bad.rank0 + gpu)
+    memory_error(rec, node, gpu, bad, others, t)
     return expect(rec, (bad, "gpu-memory-error", True, None), *((p, "nccl-error", False, bad) for p in others))
 
 
@@ -306,12 +297,7 @@ def deleted_by_user(ids: Ids) -> Recording:
     rec, _nodes, pods = begin(ids, s)
     t = day(11, 17, 13, 31) + timedelta(seconds=17)  # within the hour the API keeps events
     training_chatter(rec, ids, pods, t)
-    for i, pod in enumerate(pods):
-        at = t + timedelta(seconds=i)
-        killing(rec, pod, at)
-        rec.say(pod, at + timedelta(seconds=1), msg.SIGTERM_AGENT)
-        end(pod, at + timedelta(seconds=4), 143)
-        pod.deletion_at, pod.gone_at = at, at + timedelta(seconds=5)
+    user_deletion(rec, pods, t)
     return expect(rec, (pods[0], "deleted", True, None), (pods[1], "deleted", False, None))
 
 

@@ -10,12 +10,12 @@ from synth.common import (
     end,
     killing,
     nccl_error_collateral,
-    node_event,
     rank_crash,
     torchrun_teardown,
     training_chatter,
     xid,
 )
+from synth.endings import node_lost
 from synth.ids import Ids
 from synth.spec import Counter, DcgmStyle, KEvent, Ramp, Recording
 from synth.story import Setup, begin, day, expect
@@ -40,49 +40,7 @@ def node_failure(ids: Ids) -> Recording:
     dead, lost = pods[1], day(11, 12, 10, 12) + timedelta(seconds=7)
     node = nodes[1]
     training_chatter(rec, ids, pods, lost)
-    rec.node_lost[node.name] = lost
-    rec.node_ready[node.name] = [(lost + timedelta(seconds=40), "unknown")]
-    seen = lost + timedelta(seconds=40)
-    rec.taints[node.name] = [
-        ("node.kubernetes.io/unreachable", "", "NoSchedule", seen),
-        ("node.kubernetes.io/unreachable", "", "NoExecute", seen + timedelta(seconds=1)),
-    ]
-    node_event(
-        rec, node, seen, "NodeNotReady", f"Node {node.name} status is now: NodeNotReady", component="node-controller"
-    )
-    rec.events.append(
-        KEvent(
-            at=seen,
-            reason="NodeNotReady",
-            message="Node is not ready",
-            kind="Pod",
-            name=dead.name,
-            namespace=dead.namespace,
-            uid=dead.uid,
-            component="node-controller",
-            type="Warning",
-        )
-    )
-    evict = seen + timedelta(seconds=301)
-    rec.events.append(
-        KEvent(
-            at=evict,
-            reason="TaintManagerEviction",
-            message=f"Marking for deletion Pod {dead.namespace}/{dead.name}",
-            kind="Pod",
-            name=dead.name,
-            namespace=dead.namespace,
-            uid=dead.uid,
-            component="taint-eviction-controller",
-        )
-    )
-    dead.kubelet_lost_at, dead.deletion_at, dead.ready = lost, evict, False
-    dead.disruption = ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint", evict)
-    others = [pods[0], pods[2]]
-    for i, pod in enumerate(others):
-        t = lost + timedelta(seconds=11 + i)
-        rec.say(pod, t, msg.nccl_ib_completion_error(pod.hostname, 1700 + pod.rank0, 3, node.ip))
-    nccl_error_collateral(rec, others, lost + timedelta(seconds=14), dead.rank0 + 3)
+    node_lost(rec, node, dead, [pods[0], pods[2]], lost)
     return expect(
         rec,
         (dead, "node-failure", True, None),

@@ -18,17 +18,16 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from whathappened.collectors.kube_objects.event_objects import event_object
 from whathappened.collectors.kube_objects.owners import RESOURCES, Owner
 from whathappened.collectors.kubernetes.access import Permission
 from whathappened.collectors.kubernetes.api import KubeWrites
 
 from whathappened.retrying import RetryQueue
-from whathappened.timeutils import isoformat
 
 EVENT_REASON = "WhatHappened"
 VERDICT_ANNOTATION = "whathappened.io/verdict"
 COMPONENT = "whathappened-watch"
-MAX_MESSAGE = 1024  # events.k8s.io/v1 caps a note at 1 kB; core/v1 shares its storage
 
 # What the writes need (deploy/writes/ grants exactly these to the watch; tests/test_deploy.py holds them together):
 # create Events, patch the training jobs of every kind owners.RESOURCES knows.
@@ -39,23 +38,7 @@ WRITE_PERMISSIONS: tuple[Permission, ...] = (
 
 
 def verdict_event(owner: Owner, message: str, at: datetime, instance: str) -> dict[str, Any]:
-    """A core/v1 Event about the owner, named by the server (generateName) as the exporter's are."""
-    stamp = isoformat(at)
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"generateName": f"{owner.name}.", "namespace": owner.namespace},
-        "involvedObject": owner.reference(),
-        "reason": EVENT_REASON,
-        "message": message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…",
-        "type": "Warning",
-        "source": {"component": COMPONENT},
-        "reportingComponent": COMPONENT,
-        "reportingInstance": instance,
-        "firstTimestamp": stamp,
-        "lastTimestamp": stamp,
-        "count": 1,
-    }
+    return event_object(owner.reference(), owner.namespace, EVENT_REASON, message, at, COMPONENT, instance)
 
 
 def verdict_patch(verdict: Mapping[str, Any]) -> dict[str, Any]:

@@ -304,7 +304,8 @@ class PrometheusCollector:
 
     def pod_ends(self, window: Window, label_keys: Sequence[str], namespace: str | None = None) -> list[PodEnd]:
         """``whathappened fleet``: every end of an experiment pod in the window, from kube-state-metrics history."""
-        step, ends = pf.fleet_step(window.seconds), pf.end_queries(pf.fleet_step(window.seconds))
+        step = pf.fleet_step(window.seconds)
+        ends = pf.end_queries(step)
         members, placements = (self._instant(q, window.end) for q in pf.roster_queries(label_keys, window))
         first, last = pq.window_grid(window, step)
         answers = self._parallel([partial(self._grid_range, q, first, last, step) for q in ends.values()])

@@ -18,9 +18,9 @@ import pytest
 
 from tests.acceptance import BIN
 from tests.fixtures.chromium import Chromium
-from tests.fixtures.prometheus import backfill_prometheus
+from tests.fixtures.prometheus import prometheus_of
 from tests.fixtures.search import SearchServer, default_indices
-from tests.support import Scenario, all_scenarios, free_port, require_binary, server_process
+from tests.support import Scenario, all_scenarios, free_port
 from whathappened.fleet.rollup import FAULTS
 
 # Incidents of distinct experiments on distinct days of November 2026, each with one root cause.
@@ -63,19 +63,8 @@ def history(tmp_path_factory: pytest.TempPathFactory, search_server: SearchServe
     """The CLI's source flags for the month."""
     folder = tmp_path_factory.mktemp("fleet")
     for number, scenario in enumerate(scenarios()):
-        backfill_prometheus(scenario.path / "prometheus.om.gz", folder / "data")
         search_server.load_ndjson(f"{PREFIX}-{number}", (scenario.path / "logs.ndjson").read_text(encoding="utf-8"))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    (folder / "prometheus.yml").write_text("global: {}\n")
-    args = [
-        require_binary("prometheus"),
-        f"--config.file={folder / 'prometheus.yml'}",
-        f"--storage.tsdb.path={folder / 'data'}",
-        f"--web.listen-address=127.0.0.1:{port}",
-        "--storage.tsdb.retention.time=100y",  # the month is in the past whatever today is
-    ]
-    with server_process(args, f"{url}/-/ready", folder / "prometheus.log"):
+    with prometheus_of([s.path / "prometheus.om.gz" for s in scenarios()], folder) as url:
         yield ["--prometheus-url", url, *default_indices(f"{PREFIX}-*").arguments(search_server.url), *MONTH]
 
 

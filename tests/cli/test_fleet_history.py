@@ -9,7 +9,6 @@ import json
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,8 @@ import pytest
 
 from synth.fleet import write_history
 from tests.acceptance import BIN
-from tests.fixtures.prometheus import backfill_prometheus
+from tests.fixtures.prometheus import prometheus_of
 from tests.fixtures.search import SearchServer, default_indices
-from tests.support import free_port, require_binary, server_process
 from whathappened.fleet.rollup import FAULTS, LEMON_THRESHOLD
 
 EXPERIMENTS, NODES, DAYS = 200, 64, 30
@@ -34,20 +32,11 @@ def month(tmp_path_factory: pytest.TempPathFactory, search_server: SearchServer)
     folder = tmp_path_factory.mktemp("fleet-history")
     plans = write_history(folder / "history", EXPERIMENTS, NODES, DAYS)
     truth = json.loads((folder / "history" / "truth.json").read_text())
-    with ThreadPoolExecutor(3) as pool:
-        list(pool.map(lambda p: backfill_prometheus(folder / "history" / p.experiment / "prometheus.om.gz",
-                                                    folder / "data"), plans))  # fmt: skip
     for number, p in enumerate(plans):
         search_server.load_ndjson(
             f"fleet-month-{number}", (folder / "history" / p.experiment / "logs.ndjson").read_text()
         )
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    (folder / "prometheus.yml").write_text("global: {}\n")
-    args = [require_binary("prometheus"), f"--config.file={folder / 'prometheus.yml'}",
-            f"--storage.tsdb.path={folder / 'data'}", f"--web.listen-address=127.0.0.1:{port}",
-            "--storage.tsdb.retention.time=100y"]  # fmt: skip
-    with server_process(args, f"{url}/-/ready", folder / "prometheus.log"):
+    with prometheus_of([folder / "history" / p.experiment / "prometheus.om.gz" for p in plans], folder) as url:
         sources = ["--prometheus-url", url, *default_indices("fleet-month-*").arguments(search_server.url)]
         env = {"PATH": "/usr/bin:/bin", "HOME": str(folder)}
         done = subprocess.run([str(BIN), "fleet", *sources, *MONTH, "--output", "json"], capture_output=True,

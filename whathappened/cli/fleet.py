@@ -4,6 +4,7 @@ incidents and each explained like ``whathappened EXPERIMENT`` (whathappened/flee
 
 from __future__ import annotations
 
+import io
 import sys
 from dataclasses import replace
 from enum import StrEnum
@@ -17,6 +18,7 @@ from whathappened.errors import UsageError
 
 if TYPE_CHECKING:
     from whathappened.config import Settings
+    from whathappened.fleet.result import FleetResult
     from whathappened.fleet.survey import Case
     from whathappened.model import Window
 
@@ -141,12 +143,10 @@ def _is_recording(path: Path) -> bool:
     return path.is_dir() and any((path / name).is_file() for name in ("prometheus.om.gz", "prometheus.om"))
 
 
-def _emit(result: object, output: FleetOutput, by: str | None, out: Path | None) -> None:
+def _emit(result: FleetResult, output: FleetOutput, by: str | None, out: Path | None) -> None:
     from whathappened.cli.report_io import deliver
-    from whathappened.fleet.result import FleetResult
     from whathappened.render import fleet as render
 
-    assert isinstance(result, FleetResult)
     if output is FleetOutput.rich and out is None and sys.stdout.isatty():
         render.render_terminal(result, by=by)
         return
@@ -161,8 +161,6 @@ def _emit(result: object, output: FleetOutput, by: str | None, out: Path | None)
 
         text = render_fleet_html(result)
     else:
-        import io
-
         buffer = io.StringIO()
         render.render_terminal(result, buffer, by=by, color=False)
         text = buffer.getvalue()

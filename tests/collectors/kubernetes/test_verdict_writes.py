@@ -10,14 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from whathappened.collectors.kube_objects.event_objects import MAX_MESSAGE
 from whathappened.collectors.kube_objects.owners import owner_of, pod_itself
 from whathappened.collectors.kubernetes.api import KubeWrites, build_api_client
-from whathappened.collectors.kubernetes.verdict_writes import (
-    EVENT_REASON,
-    MAX_MESSAGE,
-    VERDICT_ANNOTATION,
-    VerdictWriter,
-)
+from whathappened.collectors.kubernetes.verdict_writes import EVENT_REASON, VERDICT_ANNOTATION, VerdictWriter
 
 from tests.doubles.kube import KubeDouble, Store
 from tests.fixtures.kube import write_kubeconfig

@@ -205,14 +205,9 @@ def _fields(r: Route) -> Mapping[str, str]:
 
 
 def list_objects(store: Store, r: Route, params: Mapping[str, str]) -> dict[str, Any]:
-    fields = _fields(r)
-    try:
-        labels = label_selector(params.get("labelSelector"))
-        wanted = field_selector(params.get("fieldSelector"), fields)
-    except SelectorError as exc:
-        raise ApiError(400, str(exc)) from exc
+    matches = matcher(r, params)
     key = (r.group, r.resource, r.namespace, params.get("labelSelector"), params.get("fieldSelector"))
-    matched = store.matched(key, lambda: [o for o in _narrowed(store, r, params) if labels(o) and wanted(o)])
+    matched = store.matched(key, lambda: [o for o in _narrowed(store, r, params) if matches(o)])
     start = 0
     if params.get("continue"):
         token = _decode(params["continue"])
