@@ -14,9 +14,12 @@ import fnmatch
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import date, timedelta
 from typing import Any
 
 from whathappened.collectors.logs.fields import NODE_MAPPING, FieldMapping, Reading
+
+from whathappened.model import Window
 
 UNMAPPED = "unmapped"
 NO_VALUE = frozenset({UNMAPPED, "object", "nested"})
@@ -33,12 +36,63 @@ def with_defaults(pattern: str, default: str, others: Sequence[str]) -> str:
     return ",".join([pattern, *others]) if pattern == default else pattern
 
 
+# A daily (or hourly) index's name ends in its day: Filebeat's and Logstash's ``%{+yyyy.MM.dd}``, Fluentd's and
+# Fluent Bit's ``logstash_format``, Vector's ``%Y.%m.%d``, an archiver's ``kube-events-2026.11.20``. Each
+# shipper names the index by the document's own time, UTC by default; a day either side allows for a local-time
+# naming and for lines shipped late. A rollover or data stream backing index ends in its generation
+# (``-000001``): its date is when it was created, not what it holds, so it is never left out.
+_DAY = re.compile(r"(?<!\d)(\d{4})([.\-_]?)(\d{2})\2(\d{2})(?:[.\-_T]\d{2})?$")
+DAY_MARGIN = timedelta(days=1)
+# A search's index list travels in its request line where it goes alone (Elasticsearch reads 4 KB by default).
+MAX_INDEX_LIST = 3000
+
+
+def day_of(index: str) -> date | None:
+    """The day a daily index's name ends in; None when it ends in none (or in no real day)."""
+    found = _DAY.search(index)
+    if found is None:
+        return None
+    try:
+        return date(int(found.group(1)), int(found.group(3)), int(found.group(4)))
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True)
 class Shape:
-    """Indices written by one shipper (``index`` as sent in a search) and how to read them."""
+    """Indices written by one shipper (``index`` as sent in a search) and how to read them; ``members`` are the
+    concrete indices behind ``index`` when field caps listed them."""
 
     index: str
     mapping: FieldMapping
+    members: tuple[str, ...] = ()
+
+    def index_for(self, window: Window) -> str:
+        """``index`` without the daily indices whose day lies outside the window (with a day's margin): a
+        narrow window over a month of daily indices searches three days' worth, not thirty. The whole
+        expression when nothing is left out, when nothing would be left, or when the list would not fit."""
+        first, last = window.start.date() - DAY_MARGIN, window.end.date() + DAY_MARGIN
+        kept = [i for i in self.members if (day := day_of(i)) is None or first <= day <= last]
+        names = list(dict.fromkeys(searched_as(i) for i in kept))
+        listed = ",".join(names)
+        if not kept or len(kept) == len(self.members) or len(listed) > MAX_INDEX_LIST:
+            return self.index
+        # only names the expression itself reaches: an index behind an alias may be closed to the user (a
+        # filtered alias is how a tenant is given part of a store), its alias is not
+        wanted = [part for part in self.index.split(",") if part and not part.startswith("-")]
+        if not all(any(fnmatch.fnmatchcase(name, part) for part in wanted) for name in names):
+            return self.index
+        return listed
+
+
+_BACKING = re.compile(r"^\.ds-(.+)-\d{4}\.\d{2}\.\d{2}-\d{6}$")
+
+
+def searched_as(index: str) -> str:
+    """The name a search gives ``index`` by: a data stream's backing index (``.ds-<stream>-<date>-<generation>``)
+    by its stream, which is what a user's pattern and privileges name."""
+    backing = _BACKING.match(index)
+    return backing.group(1) if backing else index
 
 
 def asked_fields(reading: Reading) -> list[str]:
@@ -74,7 +128,7 @@ def shapes(caps: Mapping[str, Any], indices: Sequence[str], reading: Reading, pa
     that map no preset's pod field (a node's own logs) are read with the first shape, which then also knows
     every shipper's spelling of a node's host, text and time."""
     if reading.fixed is not None:
-        return (Shape(pattern, reading.fixed),)
+        return (Shape(pattern, reading.fixed, tuple(indices)),)
     presets = reading.presets()
     if not indices:
         return (Shape(pattern, presets[0]),)
@@ -86,13 +140,15 @@ def shapes(caps: Mapping[str, Any], indices: Sequence[str], reading: Reading, pa
         (nodes if owner is None else groups.setdefault(owner, [])).append(index)
     ordered = sorted(groups.items(), key=lambda item: [p.name for p in presets].index(item[0]))
     if not ordered:
-        return (Shape(pattern, narrowed(_with_nodes(presets[0]), caps, nodes, indices)),)
+        return (Shape(pattern, narrowed(_with_nodes(presets[0]), caps, nodes, indices), tuple(nodes)),)
     by_name = {p.name: p for p in presets}
     first, *rest = ordered
     found = [(_with_nodes(by_name[first[0]]), first[1] + nodes)] + [(by_name[n], m) for n, m in rest]
     if len(found) == 1:
-        return (Shape(pattern, narrowed(found[0][0], caps, found[0][1], indices)),)
-    return tuple(Shape(compacted(members, indices), narrowed(m, caps, members, indices)) for m, members in found)
+        return (Shape(pattern, narrowed(found[0][0], caps, found[0][1], indices), tuple(indices)),)
+    return tuple(
+        Shape(compacted(members, indices), narrowed(m, caps, members, indices), tuple(members)) for m, members in found
+    )
 
 
 _SERIAL = re.compile(r"\d[\d.\-_]*$")  # a daily or rollover suffix: -2026.11.20, -000001, -2026.11.20-000003

@@ -202,7 +202,7 @@ class LogCollector:
 
         source = log_query.log_source(mapping, scope.query.label_keys)
         sort = log_query.sort_by_time(mapping)
-        return Pages(shape.index, query, sort, self.page_size, batch, source, count)
+        return Pages(shape.index_for(scope.window), query, sort, self.page_size, batch, source, count)
 
     def _tails(self, shape: Shape, scope: Scope, batch: Batch) -> list[Search]:
         """The last lines of the ended containers: one aggregation where the pod and namespace fields are
@@ -214,8 +214,8 @@ class LogCollector:
         plan = TailPlan(mapping, scope.window, self.limits.last_lines, self._exact, scope.query.label_keys)
         exact = mapping.pod in self._exact and mapping.namespace in self._exact
         if exact and self.limits.last_lines <= TOP_HITS_MAX:
-            return [Tails(shape.index, plan, targets, batch)]
-        return [exact_tail(shape.index, plan, target, batch) for target in targets]
+            return [Tails(shape.index_for(scope.window), plan, targets, batch)]
+        return [exact_tail(shape.index_for(scope.window), plan, target, batch) for target in targets]
 
     def _archived(self, scope: Scope, batch: Batch) -> list[Search]:
         names = kube_parse.event_names(scope)
@@ -244,7 +244,10 @@ class LogCollector:
             return None
         keys = [k for k in query.label_keys if any(f in keyword for f in mapping.label_fields(k))]
         return Buckets(
-            shape.index, keys, lambda key, after: self._pods_body(shape, query, key, after), log_query.BUCKETS
+            shape.index_for(query.window),
+            keys,
+            lambda key, after: self._pods_body(shape, query, key, after),
+            log_query.BUCKETS,
         )
 
     def _pods_body(self, shape: Shape, query: Query, key: str, after: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -300,7 +303,7 @@ class LogCollector:
             "aggs": log_query.nodes_last_seen(shape.mapping, self._keyword or {}, moved),
         }
         found: dict[tuple[str, str, str], Any] = {}
-        answer = self._requests.search(shape.index, body)
+        answer = self._requests.search(shape.index_for(query.window), body)
         for ns in answer.get("aggregations", {}).get("namespaces", {}).get("buckets", []):
             for pod in ns.get("pods", {}).get("buckets", []):
                 for node in pod.get("nodes", {}).get("buckets", []):
@@ -322,7 +325,7 @@ class LogCollector:
                     if field in keyword:
                         aggs = {"values": {"terms": {"field": keyword[field], "size": 50}}}
                         body = {"size": 0, "track_total_hits": False, "query": lines, "aggs": aggs}
-                        asks.append((shape, field, Ask(shape.index, body)))
+                        asks.append((shape, field, Ask(shape.index_for(query.window), body)))
         run(self._requests, [ask for _, _, ask in asks])
         for shape, field, ask in asks:
             for bucket in ask.answer.get("aggregations", {}).get("values", {}).get("buckets", []):

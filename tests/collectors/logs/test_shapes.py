@@ -3,10 +3,14 @@ a type entry lists its indices only when the indices disagree; objects hold no v
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Any
 
+import pytest
 from whathappened.collectors.logs.fields import NODE_MAPPING, PRESETS, Reading
-from whathappened.collectors.logs.shapes import asked_fields, compacted, mapped_in, shapes
+from whathappened.collectors.logs.shapes import Shape, asked_fields, compacted, day_of, mapped_in, shapes
+
+from whathappened.model import Window
 
 
 def keyword(*indices: str) -> dict[str, Any]:
@@ -105,3 +109,74 @@ def test_a_month_of_daily_indices_is_searched_as_one_pattern_per_shipper() -> No
     # a pattern that would also match another shape's index is not used: the names stay exact
     assert compacted(["logs-a-2026.11.01"], ["logs-a-2026.11.01", "logs-a-other"]) == "logs-a-2026.11.01"
     assert compacted([".ds-logs-x-2026.11.20-000001"], [".ds-logs-x-2026.11.20-000001"]) == ".ds-logs-x-*"
+
+
+# --- a window's indices ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("index", "day"),
+    [
+        ("logstash-2026.11.20", date(2026, 11, 20)),  # Fluent Bit's and Fluentd's logstash_format, Logstash
+        ("filebeat-7.17.0-2026.11.20", date(2026, 11, 20)),  # Filebeat 7 without ILM
+        ("kube-events-2026-11-20", date(2026, 11, 20)),
+        ("vector-20261120", date(2026, 11, 20)),
+        ("logs-2026.11.20.07", date(2026, 11, 20)),  # hourly
+        (".ds-logs-k8s-default-2026.11.20-000001", None),  # a backing index: its creation day, not its data's
+        ("filebeat-8.11.0-2026.11.20-000003", None),  # a rollover index, likewise
+        ("logs-000003", None),
+        ("logs-2026.11", None),  # monthly: left whole
+        ("logs-2026.13.45", None),  # no such day
+        ("logs-k8s", None),
+    ],
+)
+def test_the_day_a_daily_index_is_named_for(index: str, day: date | None) -> None:
+    assert day_of(index) == day
+
+
+def days(stem: str, first: int, last: int) -> list[str]:
+    return [f"{stem}-2026.11.{d:02d}" for d in range(first, last + 1)]
+
+
+def window(start: str, end: str) -> Window:
+    return Window(datetime.fromisoformat(start), datetime.fromisoformat(end))
+
+
+def test_a_narrow_window_searches_its_days_and_a_day_either_side() -> None:
+    shape = Shape("logs-*", PRESETS["ecs"], (*days("logs-k8s", 1, 30), "logs-node"))
+    assert shape.index_for(window("2026-11-20T07:00:00+00:00", "2026-11-20T09:00:00+00:00")) == (
+        "logs-k8s-2026.11.19,logs-k8s-2026.11.20,logs-k8s-2026.11.21,logs-node"  # an undated index always
+    )
+    across_midnight = shape.index_for(window("2026-11-20T23:00:00+00:00", "2026-11-21T01:00:00+00:00"))
+    assert across_midnight.split(",") == [*days("logs-k8s", 19, 22), "logs-node"]
+
+
+def test_a_data_streams_backing_indices_are_searched_by_their_stream() -> None:
+    members = (*days("logstash", 1, 30), ".ds-logs-k8s-default-2026.11.02-000001")
+    shape = Shape("logs-*,logstash-*", PRESETS["ecs"], members)
+    assert shape.index_for(window("2026-11-20T07:00:00+00:00", "2026-11-20T09:00:00+00:00")).split(",") == [
+        *days("logstash", 19, 21),
+        "logs-k8s-default",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("shape", "why"),
+    [
+        (Shape("logs", PRESETS["ecs"], tuple(days("logs", 1, 30))), "members behind an alias"),
+        (Shape("logs-*", PRESETS["ecs"], tuple(days("logs", 19, 21))), "nothing to leave out"),
+        (Shape("logs-*", PRESETS["ecs"], tuple(days("logs", 1, 5))), "nothing left"),
+        (Shape("logs-*", PRESETS["ecs"]), "members unknown"),
+        (Shape("logs-*", PRESETS["ecs"], tuple(f"logs-{n:0200d}-2026.11.20" for n in range(20))), "too long"),
+    ],
+)
+def test_the_whole_expression_where_narrowing_is_unsafe_or_useless(shape: Shape, why: str) -> None:
+    assert shape.index_for(window("2026-11-20T07:00:00+00:00", "2026-11-20T09:00:00+00:00")) == shape.index, why
+
+
+def test_shapes_know_their_concrete_indices() -> None:
+    caps = {"kubernetes.pod.name": keyword(), "kubernetes.namespace": keyword(), "@timestamp": {"date": {}}}
+    (one,) = shapes(caps, days("logs-k8s", 1, 3), Reading(), "logs-*")
+    assert one.members == tuple(days("logs-k8s", 1, 3))
+    (chosen,) = shapes({}, days("logs-k8s", 1, 3), Reading(PRESETS["ecs"]), "logs-*")
+    assert chosen.members == one.members

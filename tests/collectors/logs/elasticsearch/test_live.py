@@ -273,3 +273,42 @@ def test_one_store_many_shippers(every_shipper: LogCollector, scenario: Scenario
         assert matching, f"no {kind} for {who} in {[(e.kind, named(e)) for e in signature_events]}"
         assert any(attrs.items() <= dict(e.attrs).items() for e in matching), [dict(e.attrs) for e in matching]
     assert "ecs, fluent-bit, otel, ss4o, vector fields" in collector.detail
+
+
+@pytest.mark.servers
+def test_a_narrow_window_searches_only_its_days_indices(search_server: SearchServer) -> None:
+    """A month of daily indices: a window of one day searches that day's index and the ones either side (a line
+    shipped late sits in the next day's), not the other days', and finds what the whole pattern finds."""
+    lines = []
+    for day in range(14, 27):
+        for at, index_day in ((f"2026-11-{day:02d}T07:30:00Z", day), (f"2026-11-{day:02d}T23:59:30Z", day + 1)):
+            doc = {
+                "@timestamp": at,
+                "message": f"NCCL WARN failure at {at}",
+                "kubernetes": {"namespace": "ns", "pod": {"name": "p-0"}, "node": {"name": "n-0"}},
+            }
+            lines += [json.dumps({"create": {"_index": f"logs-k8s-2026.11.{index_day:02d}"}}), json.dumps(doc)]
+    search_server.load_ndjson("daily", "\n".join(lines))
+    settings = ElasticsearchSettings(url=search_server.url, log_index="daily--logs-*", event_index="daily--ev-*")
+    collector = LogCollector(make_client(settings, flavor="opensearch"), settings)
+    searched: list[str] = []
+    real_msearch, real_search = collector._requests.msearch, collector._requests.search
+
+    def msearch(searches: Any) -> Any:
+        searched.extend(line["index"] for line in searches if "index" in line)
+        return real_msearch(searches)
+
+    def search(index: str, body: Any) -> Any:
+        searched.append(index)
+        return real_search(index, body)
+
+    collector._requests.msearch, collector._requests.search = msearch, search  # type: ignore[method-assign]
+    day = Window(datetime(2026, 11, 20, tzinfo=UTC), datetime(2026, 11, 20, 23, 59, 59, tzinfo=UTC))
+    pod = PodInfo(name="p-0", namespace="ns", phase="Running")
+    events = collector.collect(Scope(Query("e", "ns", day), (pod,)))
+    assert sorted(e.attrs["detail"] for e in events) == [
+        "failure at 2026-11-20T07:30:00Z",
+        "failure at 2026-11-20T23:59:30Z",  # in 2026.11.21's index
+    ]
+    logs = [name for index in searched for name in index.split(",") if name.startswith("daily--logs")]
+    assert sorted(set(logs)) == [f"daily--logs-k8s-2026.11.{d}" for d in (19, 20, 21)]
