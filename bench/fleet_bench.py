@@ -5,22 +5,27 @@ backfilled into one real Prometheus (promtool, three at a time) and its logs bul
 Then the installed CLI runs once as a fresh process (bench/run.py's launcher: wall time from spawn to reaped, its
 CPU and its own peak RSS) with ``--output json``; its taxonomy is checked against the generator's truth.
 
-    .venv/bin/python -m bench.fleet_bench [--experiments 1000] [--nodes 512] [--days 30]
+    .venv/bin/python -m bench.fleet_bench [--experiments 1000] [--nodes 512] [--days 30] [--hold]
+
+``--hold`` keeps the servers up after the run and prints the command, to run it again by hand (or profiled)
+without loading the month again; Ctrl-C ends it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
 
-from bench.run import _LAUNCHER
+from bench.run import _LAUNCHER, _proc_cpu
 from synth.fleet import write_history
 from tests.fixtures.prometheus import prometheus_of
 from tests.fixtures.search import SearchServer, default_indices, osmem_binary
@@ -40,6 +45,7 @@ def main() -> None:
     parser.add_argument("--experiments", type=int, default=1000)
     parser.add_argument("--nodes", type=int, default=512)
     parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--hold", action="store_true", help="keep the servers up after the run")
     args = parser.parse_args()
     folder = OUT / f"fleet-{args.experiments}-{args.nodes}"
     began = time.monotonic()
@@ -54,8 +60,9 @@ def main() -> None:
         osmem = [osmem_binary(), "--addr", f"127.0.0.1:{search_port}", "--no-ja", "--no-stdin-watch"]
         with (
             prometheus_of(sources, Path(work) / "prometheus") as url,
-            server_process(osmem, f"{search_url}/", Path(work) / "o.log"),
+            server_process(osmem, f"{search_url}/", Path(work) / "o.log") as search,
         ):
+            prometheus_pid = _pid_serving(Path(work) / "prometheus")
             say(f"backfilled and started in {time.monotonic() - began:.0f} s")
             store = SearchServer(search_url)
             began = time.monotonic()
@@ -65,20 +72,40 @@ def main() -> None:
             command = [str(CLI), "fleet", "--prometheus-url", url, *default_indices("fleet").arguments(search_url)]
             usage_file, report = Path(work) / "usage.json", Path(work) / "fleet.json"
             env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+            cpu_before = {"prometheus": _proc_cpu(prometheus_pid), "osmem": _proc_cpu(search.pid)}
             with report.open("wb") as out:
                 launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(usage_file)]
                 subprocess.run([*launcher, *command, *MONTH, "--output", "json"], stdout=out, env=env, check=True)
+            servers = {
+                "prometheus": _proc_cpu(prometheus_pid) - cpu_before["prometheus"],
+                "osmem": _proc_cpu(search.pid) - cpu_before["osmem"],
+            }
             usage = json.loads(usage_file.read_text())
             result = json.loads(report.read_text())
+            if args.hold:
+                say("holding the servers: " + " ".join([*command, *MONTH]))
+                with contextlib.suppress(KeyboardInterrupt):
+                    threading.Event().wait()
     wanted = Counter(t["cause"] for t in truth if t["cause"] != "completed")
     got = {row["cause"]: row["incidents"] for row in result["by_cause"]}
     lemons = [row["node"] for row in result["by_node"] if row["verdict"] == "replace"]
     say(
         f"fleet: {usage['wall_s']:.1f} s wall, {usage['cpu_s']:.1f} s CLI CPU, peak RSS "
-        f"{usage['max_rss_kib'] / 1024:.0f} MiB, exit {usage['exit_code']}; {result['totals']['incidents']} incidents "
+        f"{usage['max_rss_kib'] / 1024:.0f} MiB, exit {usage['exit_code']}; server CPU: Prometheus "
+        f"{servers['prometheus']:.1f} s, osmem-server {servers['osmem']:.1f} s; {result['totals']['incidents']} incidents "
         f"({sum(wanted.values())} generated), taxonomy {'right' if got == dict(wanted) else f'WRONG: {got} != {dict(wanted)}'}; "
         f"lemons to replace: {len(lemons)}"
     )
+
+
+def _pid_serving(folder: Path) -> int:
+    """The Prometheus process whose storage is under ``folder`` (prometheus_of keeps the process to itself)."""
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if str(folder) in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                    return int(proc.name)
+    raise RuntimeError(f"no Prometheus serves {folder}")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ def recording(p: Plan, pool: list[Node], ids: Ids) -> Recording:
     nodes = [pool[n] for n in p.nodes]
     meta = Meta(p.experiment, f"fleet history: {p.cause}", p.experiment, p.namespace, LABEL_KEY, p.start,
                 p.start + WINDOW, p.start + WINDOW, ())  # fmt: skip
-    rec = Recording(meta=meta, scrape_seconds=60)
+    rec = Recording(meta=meta, scrape_seconds=60, ksm_resource_requests=True)
     pods = make_pods(ids, "pytorchjob", p.experiment, p.namespace, nodes, created=p.start + timedelta(minutes=3),
                      label_key=LABEL_KEY)  # fmt: skip
     rec.nodes.extend(nodes)

@@ -67,6 +67,19 @@ def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
         b, e = _pod_span(rec, grid, pod)
         labels = _pod_labels(pod) + sorted((_sanitize(k), v) for k, v in pod.labels.items())
         track(out, grid, "kube_pod_labels", labels, b, e, lambda t: "1")
+    if rec.ksm_resource_requests:
+        out.family(
+            "kube_pod_container_resource_requests", "gauge", "The number of requested request resource for a container."
+        )
+        for pod in pods:
+            b, e = _pod_span(rec, grid, pod)
+            node = pod.node.name if pod.node and pod.scheduled else ""
+            labels = [*_pod_labels(pod), ("container", pod.container), ("node", node)]
+            labels += [("resource", "nvidia_com_gpu"), ("unit", "integer")]
+            if pod.gpu_request > 0:
+                track(
+                    out, grid, "kube_pod_container_resource_requests", labels, b, e, lambda t, n=pod.gpu_request: str(n)
+                )
     out.family("kube_pod_status_phase", "gauge", "The pods current phase.")
     for pod in pods:
         b, e = _pod_span(rec, grid, pod)

@@ -282,6 +282,9 @@ class Recording:
     # kube-prometheus-stack scrapes kube-state-metrics with honorLabels true; the standalone chart's
     # ServiceMonitor does not, and the workload's pod labels become exported_namespace/exported_pod/...
     ksm_honor_labels: bool = True
+    # kube_pod_container_resource_requests (every kube-state-metrics release writes it): written where a story
+    # needs it (the fleet's month, whose GPU-hours come from it); the committed incidents were recorded without
+    ksm_resource_requests: bool = False
     k8s_release: str = ""  # how pod status reasons are worded (synth.kube.STATUS_BY_RELEASE); "" the current way  # kube-state-metrics' emission style (KSM_REASONS_BY_RELEASE)
     xids: dict[tuple[str, int], list[tuple[datetime, int]]] = field(default_factory=dict)
     gpu_gone: dict[tuple[str, int], datetime] = field(default_factory=dict)

@@ -14,7 +14,7 @@ import fnmatch
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, timedelta
+from datetime import UTC, date, timedelta
 from typing import Any
 
 from whathappened.collectors.logs.fields import NODE_MAPPING, FieldMapping, Reading
@@ -38,11 +38,12 @@ def with_defaults(pattern: str, default: str, others: Sequence[str]) -> str:
 
 # A daily (or hourly) index's name ends in its day: Filebeat's and Logstash's ``%{+yyyy.MM.dd}``, Fluentd's and
 # Fluent Bit's ``logstash_format``, Vector's ``%Y.%m.%d``, an archiver's ``kube-events-2026.11.20``. Each
-# shipper names the index by the document's own time, UTC by default; a day either side allows for a local-time
-# naming and for lines shipped late. A rollover or data stream backing index ends in its generation
-# (``-000001``): its date is when it was created, not what it holds, so it is never left out.
+# shipper names the index by the document's own timestamp (a line shipped late still goes to its own day), in
+# UTC by default; a shipper set to local time (Fluentd's ``utc_index false``) is off by at most 14 hours, the
+# widest UTC offset, which is the margin kept either side. A rollover or data stream backing index ends in its
+# generation (``-000001``): its date is when it was created, not what it holds, so it is never left out.
 _DAY = re.compile(r"(?<!\d)(\d{4})([.\-_]?)(\d{2})\2(\d{2})(?:[.\-_T]\d{2})?$")
-DAY_MARGIN = timedelta(days=1)
+DAY_MARGIN = timedelta(hours=14)
 # A search's index list travels in its request line where it goes alone (Elasticsearch reads 4 KB by default).
 MAX_INDEX_LIST = 3000
 
@@ -68,10 +69,12 @@ class Shape:
     members: tuple[str, ...] = ()
 
     def index_for(self, window: Window) -> str:
-        """``index`` without the daily indices whose day lies outside the window (with a day's margin): a
-        narrow window over a month of daily indices searches three days' worth, not thirty. The whole
+        """``index`` without the daily indices whose day lies outside the window (widened by ``DAY_MARGIN``): a
+        narrow window over a month of daily indices searches one or two days' worth, not thirty. The whole
         expression when nothing is left out, when nothing would be left, or when the list would not fit."""
-        first, last = window.start.date() - DAY_MARGIN, window.end.date() + DAY_MARGIN
+        first, last = (
+            (at + shift).astimezone(UTC).date() for at, shift in ((window.start, -DAY_MARGIN), (window.end, DAY_MARGIN))
+        )
         kept = [i for i in self.members if (day := day_of(i)) is None or first <= day <= last]
         names = list(dict.fromkeys(searched_as(i) for i in kept))
         listed = ",".join(names)

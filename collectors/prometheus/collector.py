@@ -38,7 +38,7 @@ from whathappened.collectors.prometheus.promql import (
     Spelling,
     chunked_or,
 )
-from whathappened.collectors.prometheus.series import discover_from_series, events_from_series
+from whathappened.collectors.prometheus.series import GPU_REQUESTS, discover_from_series, events_from_series
 from whathappened.collectors.prometheus.snapshot import write_series
 
 from whathappened.config import PrometheusSettings, Settings
@@ -69,6 +69,7 @@ class PrometheusCollector:
         self.bytes = 0
         self.detail = ""
         self.fetched: list[Series] = []
+        self._requests_seen: list[Series] = []
         self._utilization = utilization  # the per-pod strip only the HTML report draws: one costly range query
         self._direct_limit = direct_limit  # edge queries over the whole window up to this many series x steps
         self._dcgm_nodes = self._flagged = 0
@@ -105,7 +106,7 @@ class PrometheusCollector:
         unlabelled = sorted(set(pods) - {_pod_key(r["metric"]) for r in found})
         spelling = self._spelling
         work = [
-            partial(self._instant, pq.pods_series_query("kube_pod_info", pods, window, spelling), end),
+            partial(self._instant, pq.pods_info_query(pods, window, spelling), end),
             partial(self._instant, pq.pods_alive_query(pods, spelling), end),
             partial(self._instant, pq.pods_active_query(pods, wider, window, spelling), end),
         ]
@@ -132,9 +133,11 @@ class PrometheusCollector:
             last.update({_pod_key(r["metric"]): max(v for _, v in points(r)) for r in answer if points(r)})
         builder.add_edges(edges, step)
         for name, items in (("kube_pod_info", info), ("kube_pod_labels", found)):
-            for item in items:
-                builder.add(name, item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), 1.0)
+            for item in items:  # a GPU request came in kube_pod_info's answer
+                metric, value = (GPU_REQUESTS, float(item["value"][1])) if "resource" in item["metric"] else (name, 1.0)
+                builder.add(metric, item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), value)
         discovery = discover_from_series(builder.series(), query)
+        self._requests_seen = [one for one in builder.series() if one.name == GPU_REQUESTS]  # recorded with the rest
         self._sync()
         self.detail = f"{len(discovery.pods)} pods found in kube-state-metrics history"
         return discovery
@@ -205,7 +208,7 @@ class PrometheusCollector:
         self._edges(builder, targets, spelling, models, scope, vanished)
         self._dcgm_nodes = len({_node_of(r["metric"]) for r in node_refs})
         self._flagged = len(targets.uuids)
-        self.fetched = builder.series() + utilization
+        self.fetched = builder.series() + utilization + self._requests_seen
         self._sync()
         return self.fetched
 
@@ -341,14 +344,9 @@ class PrometheusCollector:
     def _grid_range(self, expr: str, first: float, last: float, step: int) -> list[dict[str, Any]]:
         """Exactly these grid points, so every server evaluates the same ones."""
         params = {"start": first, "end": last, "step": f"{step}s"}
-        return canonical_answer(
-            self._call(
-                lambda: self._client.custom_query_range(
-                    expr, from_unix(first), from_unix(last), f"{step}s", params=params
-                )
-            ),
-            self._spelling,
-        )
+        client, start, end = self._client, from_unix(first), from_unix(last)
+        answer = self._call(lambda: client.custom_query_range(expr, start, end, f"{step}s", params=params))
+        return canonical_answer(answer, self._spelling)
 
     def _call(self, request: Callable[[], Any]) -> list[dict[str, Any]]:
         return answered(request, self._url, self._traffic)

@@ -36,7 +36,7 @@ from whathappened.collectors.prometheus.promql import (
     quote,
     regex_union,
 )
-from whathappened.collectors.prometheus.series import sanitize_label
+from whathappened.collectors.prometheus.series import GPU_REQUESTS, GPU_RESOURCE, sanitize_label
 from whathappened.collectors.prometheus.signals import (
     FB_NEAR_FULL,
     LOOKBACK_S,
@@ -123,6 +123,14 @@ def _pods_selector(metric: str, pods: Sequence[tuple[str, str]], spelling: Spell
 def pods_series_query(metric: str, pods: Sequence[tuple[str, str]], window: str, spelling: Spelling = CANONICAL) -> str:
     """Each of these pods' series of a kube-state-metrics family over the window (a superset for many pods)."""
     return f"last_over_time({_pods_selector(metric, pods, spelling)}[{window}])"
+
+
+def pods_info_query(pods: Sequence[tuple[str, str]], window: str, spelling: Spelling = CANONICAL) -> str:
+    """kube_pod_info of these pods over the window, and in the same answer their containers' GPU requests (what
+    the lost GPU-hours are counted in when the pods are gone from the API), told apart by the ``resource`` label
+    that kube_pod_info lacks."""
+    names = f'__name__=~"kube_pod_info|{GPU_REQUESTS}"'
+    return f'last_over_time({{{names},{pod_matcher(pods, spelling)},resource=~"|{GPU_RESOURCE}"}}[{window}])'
 
 
 def pods_alive_query(pods: Sequence[tuple[str, str]], spelling: Spelling = CANONICAL) -> str:

@@ -25,6 +25,9 @@ from whathappened.model import NodeInfo, PodInfo, TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
 from whathappened.timeutils import from_unix, to_unix
 
+GPU_REQUESTS = "kube_pod_container_resource_requests"
+GPU_RESOURCE = "nvidia_com_gpu"  # nvidia.com/gpu as kube-state-metrics writes a resource name
+
 __all__ = ["LAST_SEEN", "Series", "discover_from_series", "events_from_series", "sanitize_label", "scope_filter"]
 
 SOURCE = ev.SOURCE
@@ -58,6 +61,7 @@ def discover_from_series(series: Iterable[Series], query: Query) -> Discovery:
     pod_labels: dict[tuple[str, str], Series] = {}
     info: dict[tuple[str, str], list[Series]] = {}
     phases: dict[tuple[str, str], list[Series]] = {}
+    gpus: dict[tuple[str, str], dict[str, int]] = {}  # pod -> container -> GPUs requested
     candidates: set[str] = set()
     for one in series:
         key = (one.labels.get("namespace", ""), one.labels.get("pod", ""))
@@ -72,9 +76,17 @@ def discover_from_series(series: Iterable[Series], query: Query) -> Discovery:
             info.setdefault(key, []).append(one)
         elif one.name == "kube_pod_status_phase":
             phases.setdefault(key, []).append(one)
+        elif one.name == GPU_REQUESTS and one.labels.get("resource") == GPU_RESOURCE and one.samples:
+            container = one.labels.get("container", "")
+            gpus.setdefault(key, {})[container] = max(gpus.get(key, {}).get(container, 0), int(one.samples[-1][1]))
     matched = [k for k in sorted(set(pod_labels) | set(info)) if _matches(k, pod_labels, info, query)]
     window_start = to_unix(query.window.start)
-    pods = tuple(_pod(k, pod_labels.get(k), info.get(k, []), phases.get(k, []), query, window_start) for k in matched)
+    pods = tuple(
+        _pod(
+            k, pod_labels.get(k), info.get(k, []), phases.get(k, []), query, window_start, sum(gpus.get(k, {}).values())
+        )
+        for k in matched
+    )
     nodes = tuple(NodeInfo(name=n, sources=frozenset({SOURCE})) for n in sorted({p.node for p in pods if p.node}))
     return Discovery(pods=pods, nodes=nodes, candidates=tuple(sorted(candidates))[:MAX_CANDIDATES])
 
@@ -105,6 +117,7 @@ def _pod(
     phases: list[Series],
     query: Query,
     window_start: float,
+    gpus: int,
 ) -> PodInfo:
     times = [t for s in [*info, *([labels] if labels else [])] for t, _ in s.samples]
     last = max(times) if times else None
@@ -121,6 +134,7 @@ def _pod(
         labels=_pod_label_map(labels, query.label_keys),
         owner_kind=latest_info.label("created_by_kind") if latest_info else None,
         owner_name=latest_info.label("created_by_name") if latest_info else None,
+        gpus_requested=gpus,
         phase=rises[-1][1] if rises else None,
         created=from_unix(rises[0][0]) if rises else None,
         started=from_unix(started) if started is not None else None,

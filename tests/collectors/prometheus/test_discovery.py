@@ -81,3 +81,23 @@ def test_discovery_of_a_deleted_pod_from_its_history() -> None:
         "Failed",
     )
     assert (p.owner_kind, p.owner_name, p.uid) == ("JobSet", "llama-70b-run7", "u")
+
+
+def test_a_pods_gpus_are_its_containers_gpu_requests() -> None:
+    """kube_pod_container_resource_requests, as kube-state-metrics writes it for nvidia.com/gpu: the sum over the
+    pod's containers (a request that changed counts at its last value); other resources and other pods are not."""
+    pod = {"namespace": "research", "pod": "w-0", "node": "n1"}
+    requests = "kube_pod_container_resource_requests"
+    gpu = {"resource": "nvidia_com_gpu", "unit": "integer"}
+    found = discover_from_series(
+        [
+            series("kube_pod_labels", {**pod, "label_experiment": "llama-70b-run7"}, [1, 1]),
+            series("kube_pod_info", pod, [1, 1]),
+            series(requests, {**pod, "container": "trainer", **gpu}, [4, 8]),
+            series(requests, {**pod, "container": "sidecar", **gpu}, [1]),
+            series(requests, {**pod, "container": "trainer", "resource": "cpu", "unit": "core"}, [88]),
+            series(requests, {**pod, "pod": "w-1", "container": "trainer", **gpu}, [8]),
+        ],
+        query(),
+    )
+    assert [(p.name, p.gpus_requested) for p in found.pods] == [("w-0", 9)]
