@@ -68,18 +68,7 @@ def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
         labels = _pod_labels(pod) + sorted((_sanitize(k), v) for k, v in pod.labels.items())
         track(out, grid, "kube_pod_labels", labels, b, e, lambda t: "1")
     if rec.ksm_resource_requests:
-        out.family(
-            "kube_pod_container_resource_requests", "gauge", "The number of requested request resource for a container."
-        )
-        for pod in pods:
-            b, e = _pod_span(rec, grid, pod)
-            node = pod.node.name if pod.node and pod.scheduled else ""
-            labels = [*_pod_labels(pod), ("container", pod.container), ("node", node)]
-            labels += [("resource", "nvidia_com_gpu"), ("unit", "integer")]
-            if pod.gpu_request > 0:
-                track(
-                    out, grid, "kube_pod_container_resource_requests", labels, b, e, lambda t, n=pod.gpu_request: str(n)
-                )
+        _gpu_requests(out, rec, grid, track)
     out.family("kube_pod_status_phase", "gauge", "The pods current phase.")
     for pod in pods:
         b, e = _pod_span(rec, grid, pod)
@@ -95,6 +84,24 @@ def write_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid) -> None:
             )
     _reasons(out, rec, grid)
     _containers(out, rec, grid)
+
+
+def _gpu_requests(out: OpenMetricsWriter, rec: Recording, grid: Grid, track: Callable[..., None]) -> None:
+    """Each pod's GPU request, as kube-state-metrics writes a container's extended resource."""
+    name = "kube_pod_container_resource_requests"
+    out.family(name, "gauge", "The number of requested request resource for a container.")
+    for pod in rec.pods:
+        if pod.gpu_request <= 0:
+            continue
+        b, e = _pod_span(rec, grid, pod)
+        node = pod.node.name if pod.node and pod.scheduled else ""
+        labels = [*_pod_labels(pod), ("container", pod.container), ("node", node)]
+        labels += [("resource", "nvidia_com_gpu"), ("unit", "integer")]
+        track(out, grid, name, labels, b, e, partial(_constant, str(pod.gpu_request)))
+
+
+def _constant(value: str, _at: int) -> str:
+    return value
 
 
 def _exporter_pods(out: OpenMetricsWriter, rec: Recording, grid: Grid, track: Callable[..., None]) -> None:
