@@ -272,13 +272,7 @@ class PrometheusCollector:
 
     def _gpus_seen(self, nodes: Sequence[str], scope: Scope) -> list[str]:
         """Every GPU (UUID) that reported on these nodes in the window, from the index alone (no samples)."""
-        params = {
-            "match[]": pq.gpus_seen_match(nodes),
-            "start": scope.window.start.timestamp(),
-            "end": scope.window.end.timestamp(),
-        }
-        uuid = self._spelling.uuid
-        return [str(v) for v in self._call(lambda: self._client.get_label_values(uuid, params=params))]
+        return self._label_values(self._spelling.uuid, pq.gpus_seen_match(nodes), scope.window, len(nodes))
 
     def _utilization_strip(self, pods: Sequence[tuple[str, str]], scope: Scope) -> list[Series]:
         """Each pod's GPU utilization at about 120 points: a range query per pod-label spelling (more only for very
@@ -293,13 +287,17 @@ class PrometheusCollector:
         return pu.series_of_answer([item for answer in self._parallel(work) for item in answer])
 
     def _families(self, sel: Selectors, scope: Scope) -> list[str]:
-        params = {
-            "match[]": pq.families_match(sel),
-            "start": scope.window.start.timestamp(),
-            "end": scope.window.end.timestamp(),
-        }
-        found = self._call(lambda: self._client.get_label_values("__name__", params=params))
-        return [str(name) for name in found]
+        return self._label_values("__name__", pq.families_match(sel), scope.window, len(sel.nodes))
+
+    def _label_values(self, label: str, match: list[str], window: Window, nodes: int) -> list[str]:
+        """``label``'s values on the series ``match`` selects in the window. The series API answers in proportion
+        to the series matched, the label-values API to the label's values in the whole store (every GPU of the
+        cluster): for a few nodes the first, for many the second, whose answer stays small."""
+        params = {"match[]": match, "start": window.start.timestamp(), "end": window.end.timestamp()}
+        if nodes <= pq.SERIES_API_NODES:
+            found = self._call(lambda: self._client.get_series(window.start, window.end, params=params))
+            return sorted({str(one[label]) for one in found if isinstance(one, dict) and one.get(label)})
+        return [str(v) for v in self._call(lambda: self._client.get_label_values(label, params=params))]
 
     def export_snapshot(self, folder: Path) -> Path:
         """prometheus.om.gz (OpenMetrics, second timestamps, # EOF) of what the last collect fetched."""

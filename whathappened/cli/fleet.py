@@ -86,6 +86,7 @@ def fleet(
         # survey runs a few explanations at once: each asks Prometheus one query at a time (not split for
         # parallel answers), which spares the server a fifth of its work for the same answers
         one_at_a_time = replace(settings, prometheus=replace(settings.prometheus, max_concurrency=1))
+        one_at_a_time = _without_absent_kubernetes(one_at_a_time)
         cases = survey(
             incidents(ends), lambda _: live_sources(one_at_a_time, utilization=False), window, settings.label_keys,
             settings.deadline_s,
@@ -96,6 +97,18 @@ def fleet(
     failed = any(status not in ("ok", "not_configured") for case in cases for _, status in case.sources)
     if failed or result.outcome == "no-evidence":  # as the report's: made, but some source failed (CONTRACT.md 1)
         raise typer.Exit(3)
+
+
+def _without_absent_kubernetes(settings: Settings) -> Settings:
+    """The settings with Kubernetes left out when no configuration for it is found: looked for once, not again
+    for each of hundreds of explanations (each would search the kubeconfig paths again). A configuration that
+    is found but broken is left to fail in each explanation, as it does in the CLI."""
+    from whathappened.model import SourceStatus
+    from whathappened.sources import live_sources
+
+    found = live_sources(settings, utilization=False)
+    absent = any(m.name == "kubernetes" and m.status is SourceStatus.NOT_CONFIGURED for m in found.not_configured)
+    return replace(settings, kubernetes=replace(settings.kubernetes, enabled=False)) if absent else settings
 
 
 def _window_given(chosen: o.SourceOptions) -> bool:

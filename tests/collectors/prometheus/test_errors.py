@@ -39,7 +39,7 @@ class Stub(BaseHTTPRequestHandler):
     def _answer(self) -> None:
         Stub.seen.append({k.lower(): v for k, v in self.headers.items()} | {"path": self.path})
         status, kind, body, delay = Stub.plan
-        if status == 200 and self.path.startswith("/api/v1/label/"):
+        if status == 200 and self.path.startswith(("/api/v1/label/", "/api/v1/series")):
             body = b'{"status":"success","data":[]}'
         if delay:
             time.sleep(delay)

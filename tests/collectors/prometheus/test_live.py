@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from whathappened.collectors.prometheus import queries as pq
 from whathappened.collectors.prometheus.collector import PrometheusCollector
 from whathappened.collectors.prometheus.model import canonical_series
 from whathappened.collectors.prometheus.openmetrics import parse_openmetrics, write_openmetrics
@@ -129,6 +130,25 @@ def test_edges_located_coarse_to_fine_are_the_same_events(live, prometheus_serve
     assert [e.identity for e in events] == [e.identity for e in run.events]
     assert [dict(e.attrs) for e in events] == [dict(e.attrs) for e in run.events]
     assert coarse.requests <= 30
+
+
+@pytest.mark.parametrize(("name", "backend"), [(n, b) for n in sorted(BOTH) for b in BACKENDS])
+def test_many_nodes_ask_the_label_values_api_for_the_same_events(
+    live, prometheus_servers, victoria_servers, monkeypatch, name, backend
+):
+    """Which GPUs and metric families a scope has: from the series API for a few nodes (every scenario here),
+    from the label-values API for many (forced): the same events either way, on both backends."""
+    run = live(name, backend)
+    assert any("/api/v1/series" in line for line in run.collector.request_log)
+    assert not any("/api/v1/label/" in line for line in run.collector.request_log)
+    monkeypatch.setattr(pq, "SERIES_API_NODES", -1)
+    servers = prometheus_servers if backend == "prometheus" else victoria_servers
+    many = PrometheusCollector(PrometheusSettings(url=servers.url_for(name, SOURCES[name])))
+    events = list(many.collect(run.scope))
+    assert any("/api/v1/label/" in line for line in many.request_log)
+    assert not any("/api/v1/series" in line for line in many.request_log)
+    assert [e.identity for e in events] == [e.identity for e in run.events]
+    assert [dict(e.attrs) for e in events] == [dict(e.attrs) for e in run.events]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
