@@ -89,6 +89,15 @@ class Window:
 
 
 @dataclass(frozen=True, slots=True)
+class FoundEnds:
+    """``whathappened fleet``'s first pass: the pod ends found, and the spans of the window its history covers
+    (when kube-state-metrics answered): a death outside them cannot be seen, so the answer must say so."""
+
+    ends: tuple[PodEnd, ...]
+    covered: tuple[Window, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Subject:
     """What an event is about. Any field may be unknown (None)."""
 

@@ -42,7 +42,7 @@ from whathappened.collectors.prometheus.series import GPU_REQUESTS, discover_fro
 from whathappened.collectors.prometheus.snapshot import write_series
 
 from whathappened.config import PrometheusSettings, Settings
-from whathappened.model import PodEnd, TimelineEvent, Window
+from whathappened.model import FoundEnds, TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
 from whathappened.timeutils import from_unix
 
@@ -303,15 +303,17 @@ class PrometheusCollector:
         """prometheus.om.gz (OpenMetrics, second timestamps, # EOF) of what the last collect fetched."""
         return write_series(folder, self.fetched)
 
-    def pod_ends(self, window: Window, label_keys: Sequence[str], namespace: str | None = None) -> list[PodEnd]:
+    def pod_ends(self, window: Window, label_keys: Sequence[str], namespace: str | None = None) -> FoundEnds:
         """``whathappened fleet``: every end of an experiment pod in the window, from kube-state-metrics history."""
         step = pf.fleet_step(window.seconds)
         ends = pf.end_queries(step)
         members, placements = (self._instant(q, window.end) for q in pf.roster_queries(label_keys, window))
         first, last = pq.window_grid(window, step)
-        answers = self._parallel([partial(self._grid_range, q, first, last, step) for q in ends.values()])
+        ranges = self._parallel([partial(self._grid_range, q, first, last, step) for q in ends.values()])
+        answers = dict(zip(ends, ranges, strict=True))
         self._sync()
-        return pf.pod_ends(dict(zip(ends, answers, strict=True)), members, placements, label_keys, step, namespace)
+        found = pf.pod_ends(answers, members, placements, label_keys, step, namespace)
+        return FoundEnds(tuple(found), pf.covered(answers, step, window))
 
     # --- requests -------------------------------------------------------------------------------------------
 

@@ -103,6 +103,24 @@ def pod_ends(
     return sorted(set(ends), key=lambda e: (e.at, e.namespace, e.pod, e.how))
 
 
+def covered(answers: Mapping[str, list[dict[str, Any]]], step: int, window: Window) -> tuple[Window, ...]:
+    """When kube-state-metrics was answering (the ``ALIVE`` grid points): each run of consecutive points, from
+    its first step's start to its last point, inside the window."""
+    times = sorted({float(t) for series in answers.get(ALIVE, ()) for t, _ in series.get("values") or ()})
+    runs: list[list[float]] = []
+    for t in times:
+        if runs and t - runs[-1][1] <= step * 1.5:
+            runs[-1][1] = t
+        else:
+            runs.append([t - step, t])
+    return _inside([(from_unix(a), from_unix(b)) for a, b in runs], window)
+
+
+def _inside(spans: Iterable[tuple[datetime, datetime]], window: Window) -> tuple[Window, ...]:
+    clipped = [(max(a, window.start), min(b, window.end)) for a, b in spans]
+    return tuple(Window(a, b) for a, b in clipped if a < b)
+
+
 def _first_of_runs(times: Iterable[float], step: int) -> list[datetime]:
     """The first time of each run of consecutive grid points."""
     firsts: list[datetime] = []
@@ -117,13 +135,16 @@ def _first_of_runs(times: Iterable[float], step: int) -> list[datetime]:
 
 def ends_in_series(
     series: Iterable[Series], window: Window, label_keys: Sequence[str], namespace: str | None = None
-) -> list[PodEnd]:
+) -> tuple[list[PodEnd], tuple[Window, ...]]:
     """The same ends from recorded series (a snapshot), sample by sample: a phase or reason turning 1, a restart
-    count going up, a Running series whose last sample is 1 while the nodes' series go on."""
+    count going up, a Running series whose last sample is 1 while the nodes' series go on; and the span
+    kube-state-metrics' series cover."""
     start, stop = window.start.timestamp(), window.end.timestamp()
     pods: dict[tuple[str, str], dict[str, list[Series]]] = {}
-    node_last = 0.0
+    node_last, first, last = 0.0, math.inf, 0.0  # the nodes' last sample; any kube-state-metrics series' span
     for one in series:
+        if one.name.startswith("kube_") and one.samples:
+            first, last = min(first, one.samples[0][0]), max(last, one.samples[-1][0])
         if one.name == "kube_node_spec_unschedulable" and one.samples:
             node_last = max(node_last, one.samples[-1][0])
             continue
@@ -149,7 +170,8 @@ def ends_in_series(
         for restarts in named.get("kube_pod_container_status_restarts_total", ()):
             found += [(t, "restarted") for (_, a), (t, b) in pairwise(restarts.samples) if b > a]
         ends += [PodEnd(ns, pod, experiment, from_unix(t), how, node) for t, how in found if start <= t <= stop]
-    return sorted(set(ends), key=lambda e: (e.at, e.namespace, e.pod, e.how))
+    spans = [(from_unix(first), from_unix(last))] if first < last else []
+    return sorted(set(ends), key=lambda e: (e.at, e.namespace, e.pod, e.how)), _inside(spans, window)
 
 
 def _rises(samples: Sequence[tuple[float, float]]) -> list[float]:

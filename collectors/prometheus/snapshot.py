@@ -13,7 +13,7 @@ from whathappened.collectors.prometheus.openmetrics import parse_openmetrics, wr
 from whathappened.collectors.prometheus.series import discover_from_series, events_from_series
 from whathappened.collectors.recorded import RecordedPart
 
-from whathappened.model import PodEnd, TimelineEvent, Window
+from whathappened.model import FoundEnds, TimelineEvent, Window
 from whathappened.scope import Discovery, Query, Scope
 
 OPENMETRICS_FILES = ("prometheus.om.gz", "prometheus.om", "prometheus.txt.gz", "prometheus.txt")
@@ -60,9 +60,10 @@ class SnapshotPrometheus(RecordedPart):
     def discover(self, query: Query) -> Discovery:
         return discover_from_series(self._load(), query)
 
-    def pod_ends(self, window: Window, label_keys: Sequence[str], namespace: str | None = None) -> list[PodEnd]:
+    def pod_ends(self, window: Window, label_keys: Sequence[str], namespace: str | None = None) -> FoundEnds:
         """``whathappened fleet``: the recorded experiment pods' ends in the window (fleet.py)."""
-        return ends_in_series(self._load(), window, label_keys, namespace)
+        ends, covered = ends_in_series(self._load(), window, label_keys, namespace)
+        return FoundEnds(tuple(ends), covered)
 
     def collect(self, scope: Scope) -> list[TimelineEvent]:
         series = self._load()

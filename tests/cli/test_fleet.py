@@ -11,6 +11,7 @@ import json
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -114,15 +115,56 @@ def test_csv_and_markdown_show_the_same_table(history: list[str], tmp_path: Path
     assert all(s.experiment in markdown for s in failed())
 
 
-def test_a_month_with_no_death_says_so(history: list[str], tmp_path: Path) -> None:
+def test_a_window_without_history_is_no_evidence_not_good_news(history: list[str], tmp_path: Path) -> None:
+    """October: Prometheus answers, but holds no kube-state-metrics history then. No death seen is not no death."""
     quiet = [a for a in history if a not in MONTH] + [
         "--start",
         "2026-10-01T00:00:00Z",
         "--end",
         "2026-10-31T00:00:00Z",
     ]
-    result = json.loads(fleet(quiet, tmp_path, "--output", "json"))
-    assert (result["outcome"], result["totals"]["incidents"], result["by_cause"]) == ("no-failure", 0, [])
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([str(BIN), "fleet", *quiet, "--output", "json"], capture_output=True, text=True, env=env,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 3, done.stderr  # made, but on no evidence (CONTRACT.md section 1)
+    result = json.loads(done.stdout)
+    assert (result["outcome"], result["totals"]["incidents"], result["history"]) == (
+        "no-evidence",
+        0,
+        {"coverage": 0.0, "covered": []},
+    )
+    markdown = subprocess.run([str(BIN), "fleet", *quiet, "--output", "markdown"], capture_output=True, text=True,
+                              env=env, timeout=300).stdout  # fmt: skip
+    assert "No kube-state-metrics history from 2026-10-01 00:00 to 2026-10-31 00:00 UTC" in markdown
+    assert "No experiment pod died" not in markdown
+
+
+def test_a_covered_window_without_a_death_says_no_failure(history: list[str], tmp_path: Path) -> None:
+    """A stretch the history covers, before the first death in it: no failure, and no gap to mention."""
+    month = json.loads(fleet(history, tmp_path, "--output", "json"))
+    deaths = sorted(datetime.fromisoformat(i["first_death"]) for i in month["incidents"])
+    quiet = None
+    for span in month["history"]["covered"]:
+        start, end = datetime.fromisoformat(span["start"]), datetime.fromisoformat(span["end"])
+        before = min([d for d in deaths if start <= d] + [end]) - timedelta(minutes=15)
+        start += timedelta(minutes=10)  # the month's coarse step rounds a span's start down by up to 9 minutes
+        if before - start >= timedelta(minutes=10):
+            quiet = (start, before)
+            break
+    assert quiet is not None, month["history"]
+    window = ["--start", quiet[0].isoformat(), "--end", quiet[1].isoformat()]
+    result = json.loads(fleet([a for a in history if a not in MONTH] + window, tmp_path, "--output", "json"))
+    assert (result["outcome"], result["totals"]["incidents"], result["history"]["coverage"]) == ("no-failure", 0, 1.0)
+
+
+def test_a_month_of_scattered_history_says_how_much_it_covers(history: list[str], tmp_path: Path) -> None:
+    """The ten incidents' recordings are a few hours each: the headline says the rest of the month is unseen."""
+    result = json.loads(fleet(history, tmp_path, "--output", "json"))
+    assert 0 < result["history"]["coverage"] < 0.2
+    markdown = fleet(history, tmp_path, "--output", "markdown")
+    share = f"{result['history']['coverage']:.0%}"
+    assert f"kube-state-metrics history covers only {share} of the window" in markdown
+    assert "deaths outside it are not counted" in markdown
 
 
 def test_without_prometheus_it_says_what_it_needs(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def fleet(
     window = o.window_of(settings)
     namespace = None if settings.all_namespaces else settings.namespace
     if chosen.snapshot is not None:
-        window, cases = _from_snapshots(chosen.snapshot, settings, window if _window_given(chosen) else None)
+        window, cases, covered = _from_snapshots(chosen.snapshot, settings, window if _window_given(chosen) else None)
     else:
         prometheus = next(s for s in SOURCES if s.name == "prometheus")
         if not prometheus.configured(settings):
@@ -82,17 +82,18 @@ def fleet(
                 "(or prometheus.url in the config file), or --snapshot"
             )
         finder = prometheus.build(settings, False)
-        ends = finder.pod_ends(window, settings.label_keys, namespace)  # type: ignore[attr-defined]
+        found = finder.pod_ends(window, settings.label_keys, namespace)  # type: ignore[attr-defined]
+        covered = found.covered
         # survey runs a few explanations at once: each asks Prometheus one query at a time (not split for
         # parallel answers), which spares the server a fifth of its work for the same answers
         one_at_a_time = replace(settings, prometheus=replace(settings.prometheus, max_concurrency=1))
         one_at_a_time = _without_absent_kubernetes(one_at_a_time)
         cases = survey(
-            incidents(ends), lambda _: live_sources(one_at_a_time, utilization=False), window, settings.label_keys,
+            incidents(found.ends), lambda _: live_sources(one_at_a_time, utilization=False), window, settings.label_keys,
             settings.deadline_s,
         )  # fmt: skip
     finder_source = {"snapshot" if chosen.snapshot is not None else "prometheus": "ok"}
-    result = FleetResult(window, rollup(cases, threshold), tuple(cases), finder_source, threshold)
+    result = FleetResult(window, rollup(cases, threshold), tuple(cases), finder_source, threshold, covered)
     _emit(result, output or FleetOutput.rich, by.value if by else None, out)
     failed = any(status not in ("ok", "not_configured") for case in cases for _, status in case.sources)
     if failed or result.outcome == "no-evidence":  # as the report's: made, but some source failed (CONTRACT.md 1)
@@ -115,7 +116,9 @@ def _window_given(chosen: o.SourceOptions) -> bool:
     return chosen.start is not None or chosen.since is not None
 
 
-def _from_snapshots(folder: Path, settings: Settings, window: Window | None) -> tuple[Window, list[Case]]:
+def _from_snapshots(
+    folder: Path, settings: Settings, window: Window | None
+) -> tuple[Window, list[Case], tuple[Window, ...]]:
     """A recorded folder (``whathappened collect``'s, or the scenario format), or a folder of them: each one's
     pod ends found in its recorded series, each incident explained from its own folder. The window, unless given:
     from the earliest recorded window's start to the latest's end."""
@@ -139,12 +142,15 @@ def _from_snapshots(folder: Path, settings: Settings, window: Window | None) -> 
         window = Window(min(w.start for w in windows), max(w.end for w in windows))
     namespace = None if settings.all_namespaces else settings.namespace
     home: dict[FleetIncident, Path] = {}
+    covered: list[Window] = []
     for path in recorded:
         collectors, _ = snapshot_collectors(path, settings.elasticsearch.preset, utilization=False)
         finder = next((c for c in collectors if c.name == "prometheus"), None)
         if finder is None:
             continue
-        for incident in incidents(finder.pod_ends(window, settings.label_keys, namespace)):
+        found = finder.pod_ends(window, settings.label_keys, namespace)
+        covered += found.covered
+        for incident in incidents(found.ends):
             home[incident] = path
 
     def sources(incident: FleetIncident) -> Sources:
@@ -152,7 +158,7 @@ def _from_snapshots(folder: Path, settings: Settings, window: Window | None) -> 
         return Sources(tuple(collectors), tuple(missing), incident.namespace)
 
     ordered = sorted(home, key=lambda i: (i.first, i.namespace, i.experiment))
-    return window, survey(ordered, sources, window, settings.label_keys, settings.deadline_s)
+    return window, survey(ordered, sources, window, settings.label_keys, settings.deadline_s), tuple(covered)
 
 
 def _is_recording(path: Path) -> bool:

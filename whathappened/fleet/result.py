@@ -24,9 +24,24 @@ class FleetResult:
     cases: tuple[Case, ...]
     sources: dict[str, str]  # the death finder's source and its status
     threshold: int
+    covered: tuple[Window, ...]  # the spans of the window the history covers (they may overlap)
+
+    @property
+    def coverage(self) -> float:
+        """The share of the window the history covers: a death outside it cannot be seen."""
+        spans = sorted((max(w.start, self.window.start), min(w.end, self.window.end)) for w in self.covered)
+        seconds, reached = 0.0, self.window.start
+        for start, end in spans:
+            start = max(start, reached)
+            if end > start:
+                seconds += (end - start).total_seconds()
+                reached = end
+        return min(1.0, seconds / self.window.seconds)
 
     @property
     def outcome(self) -> str:
+        if not self.covered:  # no history at all: no death seen is not no death
+            return Outcome.NO_EVIDENCE.value
         if not self.cases:
             return Outcome.NO_FAILURE.value
         if all(c.outcome == Outcome.NO_EVIDENCE.value for c in self.cases):
@@ -47,6 +62,10 @@ class FleetResult:
             "schema": SCHEMA,
             "window": {"start": isoformat(self.window.start), "end": isoformat(self.window.end)},
             "outcome": self.outcome,
+            "history": {
+                "coverage": round(self.coverage, 4),
+                "covered": [{"start": isoformat(w.start), "end": isoformat(w.end)} for w in self.covered],
+            },
             "totals": self.rollup.totals,
             "lemon_threshold": self.threshold,
             "by_cause": self.rollup.by_cause,

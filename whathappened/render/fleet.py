@@ -22,6 +22,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "experiment": (("namespace", "namespace"), ("experiment", "experiment"), ("incidents", "incidents"),
                    ("causes", "causes"), ("pod_deaths", "pod deaths"), ("gpu_hours_lost", "GPU-hours lost")),
 }  # fmt: skip
+COVERED_ENOUGH = 0.99  # a scrape missed here and there is not a gap worth a sentence
 TITLES = {"cause": "By cause", "node": "Lemon nodes", "gpu": "Lemon GPUs", "experiment": "By experiment"}
 
 
@@ -43,13 +44,30 @@ def render_csv(result: FleetResult, by: str) -> str:
 def headline(result: FleetResult) -> str:
     totals = result.rollup.totals
     window = f"{result.window.start:%Y-%m-%d %H:%M} to {result.window.end:%Y-%m-%d %H:%M} UTC"
+    if not result.covered:
+        return f"No kube-state-metrics history from {window}: no pod death could be counted."
     if result.outcome == "no-failure":
-        return f"No experiment pod died from {window} (as kube-state-metrics history tells it)."
-    if result.outcome == "no-evidence":
-        return f"{totals['incidents']} incident(s) from {window}, and none could be explained: the evidence is gone."
+        said = f"No experiment pod died from {window} (as kube-state-metrics history tells it)."
+    elif result.outcome == "no-evidence":
+        said = f"{totals['incidents']} incident(s) from {window}, and none could be explained: the evidence is gone."
+    else:
+        said = (
+            f"{totals['incidents']} incident(s), {totals['pod_deaths']} pod deaths, {totals['gpu_hours_lost']} "
+            f"GPU-hours lost from {window}."
+        )
+    return said + gaps(result)
+
+
+def gaps(result: FleetResult) -> str:
+    """What the history leaves out, when it does: a sentence to follow the headline."""
+    if result.coverage >= COVERED_ENOUGH:
+        return ""
+    spans = ", ".join(
+        f"{w.start:%m-%d %H:%M} to {w.end:%m-%d %H:%M}" for w in sorted(result.covered, key=lambda w: w.start)
+    )
     return (
-        f"{totals['incidents']} incident(s), {totals['pod_deaths']} pod deaths, {totals['gpu_hours_lost']} GPU-hours "
-        f"lost from {window}."
+        f" kube-state-metrics history covers only {result.coverage:.0%} of the window ({spans} UTC): deaths outside "
+        "it are not counted."
     )
 
 

@@ -7,7 +7,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from whathappened.collectors.prometheus.fleet import MAX_STEPS, end_queries, fleet_step, pod_ends, roster_queries
+from whathappened.collectors.prometheus.fleet import (
+    MAX_STEPS,
+    covered,
+    end_queries,
+    fleet_step,
+    pod_ends,
+    roster_queries,
+)
 
 from whathappened.model import PodEnd, Window
 from whathappened.scope import DEFAULT_LABEL_KEYS
@@ -62,3 +69,14 @@ def test_the_queries_read_pod_series_at_a_coarse_step() -> None:
     assert all("[540s]" in q or "[1080s]" in q for k, q in queries.items() if k != "alive")
     members, placements = roster_queries(["experiment", "training.kubeflow.org/job-name"], month)
     assert 'label_training_kubeflow_org_job_name!=""' in members and "[2592000s]" in placements
+
+
+def test_the_history_covers_the_runs_of_steps_kube_state_metrics_answered() -> None:
+    """Each run of consecutive ``alive`` points, from its first step's start to its last point, inside the window:
+    a point missing (no sample in the lookback before it) is a gap, an hour's outage too."""
+    window = Window(T0, T0 + timedelta(hours=4))
+    alive = {"alive": [{"metric": {}, "values": at(10, 20, 30, 50, 60, 120, 130)}]}
+    spans = covered(alive, STEP, window)
+    minutes = [((w.start - T0) / timedelta(minutes=1), (w.end - T0) / timedelta(minutes=1)) for w in spans]
+    assert minutes == [(0, 30), (40, 60), (110, 130)]
+    assert covered({"alive": []}, STEP, window) == ()
