@@ -72,9 +72,8 @@ class Shape:
         """``index`` without the daily indices whose day lies outside the window (widened by ``DAY_MARGIN``): a
         narrow window over a month of daily indices searches one or two days' worth, not thirty. The whole
         expression when nothing is left out, when nothing would be left, or when the list would not fit."""
-        first, last = (
-            (at + shift).astimezone(UTC).date() for at, shift in ((window.start, -DAY_MARGIN), (window.end, DAY_MARGIN))
-        )
+        first = (window.start - DAY_MARGIN).astimezone(UTC).date()
+        last = (window.end + DAY_MARGIN).astimezone(UTC).date()
         kept = [i for i in self.members if (day := day_of(i)) is None or first <= day <= last]
         names = list(dict.fromkeys(searched_as(i) for i in kept))
         listed = ",".join(names)

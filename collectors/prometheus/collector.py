@@ -136,8 +136,9 @@ class PrometheusCollector:
             for item in items:  # a GPU request came in kube_pod_info's answer
                 metric, value = (GPU_REQUESTS, float(item["value"][1])) if "resource" in item["metric"] else (name, 1.0)
                 builder.add(metric, item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), value)
-        discovery = discover_from_series(builder.series(), query)
-        self._requests_seen = [one for one in builder.series() if one.name == GPU_REQUESTS]  # recorded with the rest
+        discovered = builder.series()
+        self._requests_seen = [one for one in discovered if one.name == GPU_REQUESTS]  # recorded with the rest
+        discovery = discover_from_series(discovered, query)
         self._sync()
         self.detail = f"{len(discovery.pods)} pods found in kube-state-metrics history"
         return discovery

@@ -24,7 +24,7 @@ from typing import Any
 from whathappened.collectors.prometheus.model import Series
 from whathappened.collectors.prometheus.series import experiment_of, sanitize_label
 
-from whathappened.model import PodEnd, Window
+from whathappened.model import FoundEnds, PodEnd, Window
 from whathappened.timeutils import from_unix
 
 MAX_STEPS = 5_000  # per series and query: well under Prometheus' 11,000 points
@@ -135,7 +135,7 @@ def _first_of_runs(times: Iterable[float], step: int) -> list[datetime]:
 
 def ends_in_series(
     series: Iterable[Series], window: Window, label_keys: Sequence[str], namespace: str | None = None
-) -> tuple[list[PodEnd], tuple[Window, ...]]:
+) -> FoundEnds:
     """The same ends from recorded series (a snapshot), sample by sample: a phase or reason turning 1, a restart
     count going up, a Running series whose last sample is 1 while the nodes' series go on; and the span
     kube-state-metrics' series cover."""
@@ -171,7 +171,7 @@ def ends_in_series(
             found += [(t, "restarted") for (_, a), (t, b) in pairwise(restarts.samples) if b > a]
         ends += [PodEnd(ns, pod, experiment, from_unix(t), how, node) for t, how in found if start <= t <= stop]
     spans = [(from_unix(first), from_unix(last))] if first < last else []
-    return sorted(set(ends), key=lambda e: (e.at, e.namespace, e.pod, e.how)), _inside(spans, window)
+    return FoundEnds(tuple(sorted(set(ends), key=lambda e: (e.at, e.namespace, e.pod, e.how))), _inside(spans, window))
 
 
 def _rises(samples: Sequence[tuple[float, float]]) -> list[float]:

@@ -77,8 +77,8 @@ def discover_from_series(series: Iterable[Series], query: Query) -> Discovery:
         elif one.name == "kube_pod_status_phase":
             phases.setdefault(key, []).append(one)
         elif one.name == GPU_REQUESTS and one.labels.get("resource") == GPU_RESOURCE and one.samples:
-            container = one.labels.get("container", "")
-            gpus.setdefault(key, {})[container] = max(gpus.get(key, {}).get(container, 0), int(one.samples[-1][1]))
+            containers, name = gpus.setdefault(key, {}), one.labels.get("container", "")
+            containers[name] = max(containers.get(name, 0), int(one.samples[-1][1]))
     matched = [k for k in sorted(set(pod_labels) | set(info)) if _matches(k, pod_labels, info, query)]
     window_start = to_unix(query.window.start)
     pods = tuple(

@@ -62,8 +62,7 @@ class SnapshotPrometheus(RecordedPart):
 
     def pod_ends(self, window: Window, label_keys: Sequence[str], namespace: str | None = None) -> FoundEnds:
         """``whathappened fleet``: the recorded experiment pods' ends in the window (fleet.py)."""
-        ends, covered = ends_in_series(self._load(), window, label_keys, namespace)
-        return FoundEnds(tuple(ends), covered)
+        return ends_in_series(self._load(), window, label_keys, namespace)
 
     def collect(self, scope: Scope) -> list[TimelineEvent]:
         series = self._load()

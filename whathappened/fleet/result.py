@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from whathappened.fleet.rollup import Rollup
@@ -24,23 +26,30 @@ class FleetResult:
     cases: tuple[Case, ...]
     sources: dict[str, str]  # the death finder's source and its status
     threshold: int
-    covered: tuple[Window, ...]  # the spans of the window the history covers (they may overlap)
+    covered: tuple[Window, ...]  # the spans of the window the history covers, as found (recordings may overlap)
+
+    @cached_property
+    def history(self) -> tuple[Window, ...]:
+        """``covered`` inside the window, in order, overlapping and touching spans merged."""
+        merged: list[list[datetime]] = []
+        for span in sorted(self.covered, key=lambda w: w.start):
+            start, end = max(span.start, self.window.start), min(span.end, self.window.end)
+            if end <= start:
+                continue
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        return tuple(Window(start, end) for start, end in merged)
 
     @property
     def coverage(self) -> float:
         """The share of the window the history covers: a death outside it cannot be seen."""
-        spans = sorted((max(w.start, self.window.start), min(w.end, self.window.end)) for w in self.covered)
-        seconds, reached = 0.0, self.window.start
-        for start, end in spans:
-            start = max(start, reached)
-            if end > start:
-                seconds += (end - start).total_seconds()
-                reached = end
-        return min(1.0, seconds / self.window.seconds)
+        return sum(w.seconds for w in self.history) / self.window.seconds
 
     @property
     def outcome(self) -> str:
-        if not self.covered:  # no history at all: no death seen is not no death
+        if not self.history:  # no history at all: no death seen is not no death
             return Outcome.NO_EVIDENCE.value
         if not self.cases:
             return Outcome.NO_FAILURE.value
@@ -64,7 +73,7 @@ class FleetResult:
             "outcome": self.outcome,
             "history": {
                 "coverage": round(self.coverage, 4),
-                "covered": [{"start": isoformat(w.start), "end": isoformat(w.end)} for w in self.covered],
+                "covered": [{"start": isoformat(w.start), "end": isoformat(w.end)} for w in self.history],
             },
             "totals": self.rollup.totals,
             "lemon_threshold": self.threshold,

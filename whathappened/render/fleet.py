@@ -23,6 +23,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
                    ("causes", "causes"), ("pod_deaths", "pod deaths"), ("gpu_hours_lost", "GPU-hours lost")),
 }  # fmt: skip
 COVERED_ENOUGH = 0.99  # a scrape missed here and there is not a gap worth a sentence
+SPANS_NAMED = 3  # the rest are in the JSON: a month of outages must not bury the headline
 TITLES = {"cause": "By cause", "node": "Lemon nodes", "gpu": "Lemon GPUs", "experiment": "By experiment"}
 
 
@@ -44,7 +45,7 @@ def render_csv(result: FleetResult, by: str) -> str:
 def headline(result: FleetResult) -> str:
     totals = result.rollup.totals
     window = f"{result.window.start:%Y-%m-%d %H:%M} to {result.window.end:%Y-%m-%d %H:%M} UTC"
-    if not result.covered:
+    if not result.history:
         return f"No kube-state-metrics history from {window}: no pod death could be counted."
     if result.outcome == "no-failure":
         said = f"No experiment pod died from {window} (as kube-state-metrics history tells it)."
@@ -62,9 +63,9 @@ def gaps(result: FleetResult) -> str:
     """What the history leaves out, when it does: a sentence to follow the headline."""
     if result.coverage >= COVERED_ENOUGH:
         return ""
-    spans = ", ".join(
-        f"{w.start:%m-%d %H:%M} to {w.end:%m-%d %H:%M}" for w in sorted(result.covered, key=lambda w: w.start)
-    )
+    named = [f"{w.start:%m-%d %H:%M} to {w.end:%m-%d %H:%M}" for w in result.history[:SPANS_NAMED]]
+    more = len(result.history) - SPANS_NAMED
+    spans = ", ".join(named) + (f" and {more} more spans" if more > 0 else "")
     return (
         f" kube-state-metrics history covers only {result.coverage:.0%} of the window ({spans} UTC): deaths outside "
         "it are not counted."
