@@ -84,6 +84,9 @@ dist: install
 
 bench: dev system-deps
 	$(PY) -m bench.run
+	# issue 17: a JobSet of 4,096 pods restarted twice, 2 h, events kept an hour (archived), and its series
+	$(PY) -m bench.run --pods 4096 --hours 2 --attempts 3 --event-ttl 1 --log-stride 512 \
+		--series 512,1024,2048 --naive-sample 64
 
 dashboards: install
 	$(BIN)/whathappened dashboards generate --out dashboards/

@@ -34,6 +34,20 @@ OUT = REPO / "bench" / "out"
 # The generator's filler: per-rank progress lines and the fleet's NIC-link kernel chatter. The story's own lines
 # (the Xid, the CUDA error, every rank's NCCL watchdog lines) are kept whole when the log store is sampled.
 FILLER = re.compile(r'^\{"@timestamp": "[^"]+", "message": "(\[rank\d+\] step \d+ loss |mlx5_core |IPv6: ADDRCONF)')
+# Archived events sampled as the filler is: the other workloads' (synth/scale.py _noise_events) and the routine
+# start of every pod of every attempt (12,000 pods' worth at 4,096 pods and three attempts); the experiment's other
+# events are kept whole.
+NOISE_EVENT = re.compile(
+    r'^\{"apiVersion": "v1", "involvedObject": \{"apiVersion": "[^"]*", "kind": "\w+", '
+    r'"name": "(eval-harness-|reward-model-serve-|hparam-sweep-|ckpt-gc)'
+)
+ROUTINE_EVENT = re.compile(r'"reason": "(?:Scheduled|Pulling|Pulled|Created|Started)", "reportingComponent"')
+
+
+def _filler(line: str) -> bool:
+    if FILLER.match(line) or NOISE_EVENT.match(line):
+        return True
+    return line.startswith('{"apiVersion": "v1", "involvedObject"') and ROUTINE_EVENT.search(line) is not None
 
 
 @dataclass(frozen=True)
@@ -51,9 +65,31 @@ class Loaded:
     documents: int
 
 
-def experiment(pods: int, root: Path = OUT) -> Path:
+@dataclass(frozen=True)
+class Shape:
+    """The scale experiment's shape besides its pods: the window, the JobSet's attempts, the API's event TTL."""
+
+    hours: float = 6.0
+    attempts: int = 1
+    event_ttl_hours: float | None = None  # None: the API keeps every event of the window
+
+    def folder_name(self, pods: int) -> str:
+        if self == Shape():
+            return f"scale-{pods}"
+        ttl = "" if self.event_ttl_hours is None else f"-ttl{self.event_ttl_hours:g}h"
+        return f"scale-{pods}-{self.hours:g}h-a{self.attempts}{ttl}"
+
+    def arguments(self) -> list[str]:
+        ttl = [] if self.event_ttl_hours is None else ["--event-ttl", f"{self.event_ttl_hours:g}"]
+        return ["--hours", f"{self.hours:g}", "--attempts", str(self.attempts), *ttl]
+
+
+SIX_HOURS = Shape()  # the 512-pod headline experiment: 6 h, one attempt, every event kept
+
+
+def experiment(pods: int, root: Path = OUT, shape: Shape = SIX_HOURS) -> Path:
     """The generator's scale experiment for ``pods`` pods (events and documents scale with it), made once."""
-    folder = root / f"scale-{pods}"
+    folder = root / shape.folder_name(pods)
     done = folder / ".complete"
     made_by = folder / ".generator"
     if done.exists() and (not made_by.exists() or made_by.read_text() != generator_fingerprint()):
@@ -62,7 +98,17 @@ def experiment(pods: int, root: Path = OUT) -> Path:
     if not done.exists():
         began = time.monotonic()
         # A separate process: the generator's memory goes back to the system before the servers load.
-        command = [sys.executable, "-m", "synth", "scale", "--pods", str(pods), "--out", str(folder)]
+        command = [
+            sys.executable,
+            "-m",
+            "synth",
+            "scale",
+            "--pods",
+            str(pods),
+            "--out",
+            str(folder),
+            *shape.arguments(),
+        ]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=REPO)
         done.write_text(f"{time.monotonic() - began:.1f}\n")
         made_by.write_text(generator_fingerprint())
@@ -110,7 +156,7 @@ def sampled_logs(folder: Path, stride: int) -> Path:
                 action = line
                 continue
             keep = True
-            if FILLER.match(line):
+            if _filler(line):
                 keep = seen % stride == 0
                 seen += 1
             if keep:

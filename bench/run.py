@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.loaders import OUT, Loaded, costliest_queries, experiment, generation_seconds, serve
+from bench.loaders import OUT, SIX_HOURS, Loaded, Shape, costliest_queries, experiment, generation_seconds, serve
 from bench.naive_baseline import NaiveResult, naive
 from tests.acceptance import verdict_problems
 
@@ -209,9 +209,10 @@ def measure(
     naive_sample: int | None,
     with_naive: bool,
     profile: bool = False,
+    shape: Shape = SIX_HOURS,
 ) -> tuple[Series, NaiveResult | None]:
-    say(f"== {pods} pods (load {load()})")
-    folder = experiment(pods)
+    say(f"== {pods} pods, {shape} (load {load()})")
+    folder = experiment(pods, shape=shape)
     say(f"  experiment {folder} (generated in {generation_seconds(folder):.0f} s)")
     series = Series(pods)
     baseline = None
@@ -268,16 +269,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", action="store_true", help="one more CLI run under cProfile, top functions printed")
     p.add_argument("--log-stride", type=int, default=128, help="load 1 in N filler log lines (1: all; see README)")
     p.add_argument("--without", action="append", default=[], help="passed to the CLI: leave a source out")
+    p.add_argument("--hours", type=float, default=6.0, help="the experiment's window")
+    p.add_argument("--attempts", type=int, default=1, help="the JobSet's attempts (each earlier one ends in a fault)")
+    p.add_argument("--event-ttl", type=float, default=None, help="hours the API keeps events (shorter: archived)")
     args = p.parse_args(argv)
+    shape = Shape(args.hours, args.attempts, args.event_ttl)
     EXTRA[:] = [part for source in args.without for part in ("--without", source)]
     say(f"machine: {machine()}; load {load()}")
     head, baseline = measure(
-        args.pods, args.runs, args.deadline, args.log_stride, args.naive_sample or None, not args.no_naive, args.profile
+        args.pods,
+        args.runs,
+        args.deadline,
+        args.log_stride,
+        args.naive_sample or None,
+        not args.no_naive,
+        args.profile,
+        shape,
     )
     scaling = {args.pods: head}
     for pods in [int(x) for x in args.series.split(",") if x.strip()]:
         if pods not in scaling:
-            scaling[pods] = measure(pods, args.series_runs, args.deadline, args.log_stride, None, False)[0]
+            scaling[pods] = measure(pods, args.series_runs, args.deadline, args.log_stride, None, False, shape=shape)[0]
     say("\n== summary")
     say(f"{args.pods} pods: median {head.median_s:.2f} s over {len(head.runs)} runs, peak RSS {head.max_rss_mib:.0f} MiB, "
         f"requests {head.runs[-1].requests}, root cause right: {all(r.problems == 0 for r in head.runs)}")  # fmt: skip
@@ -294,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "load": load(),
+        "shape": asdict(shape),
         "series": {str(k): asdict(v) for k, v in scaling.items()},
         "naive": None if baseline is None else asdict(baseline),
     }

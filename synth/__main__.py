@@ -39,8 +39,14 @@ def _parser() -> argparse.ArgumentParser:
     scale = sub.add_parser("scale", help="write a large experiment for the benchmark")
     scale.add_argument("--pods", type=int, default=512)
     scale.add_argument("--out", type=Path, required=True)
-    scale.add_argument("--events", type=int, default=None, help="Kubernetes events (default 50,000 x pods/512)")
-    scale.add_argument("--logs", type=int, default=None, help="log documents (default 1,000,000 x pods/512)")
+    scale.add_argument(
+        "--events", type=int, default=None, help="Kubernetes events (default 50,000 x pods/512 x hours/6)"
+    )
+    scale.add_argument("--logs", type=int, default=None, help="log documents (default 1,000,000 x pods/512 x hours/6)")
+    scale.add_argument("--attempts", type=int, default=1, help="JobSet restarts + 1: each earlier one ends in a fault")
+    scale.add_argument(
+        "--event-ttl", type=float, default=None, help="hours the API server keeps events (shorter: archived too)"
+    )
     scale.add_argument("--hours", type=float, default=6.0)
     scale.add_argument("--scrape", type=int, default=15)
     scale.add_argument(
@@ -62,7 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         fields = tuple(f for f in args.fields.split(",") if f)
         opts = ScaleOptions(
-            args.pods, args.seed, args.hours, args.scrape, events=args.events, logs=args.logs, fields=fields
+            args.pods,
+            args.seed,
+            args.hours,
+            args.scrape,
+            events=args.events,
+            logs=args.logs,
+            fields=fields,
+            attempts=args.attempts,
+            event_ttl_hours=args.event_ttl,
         )
         stats = write_scale(opts, args.out)
         print(stats)

@@ -1,5 +1,8 @@
 """The scale benchmark's experiment: hundreds of pods on as many 8-GPU nodes over hours, tens of thousands of
 Kubernetes events and a million log documents, with one real fault (a GPU that falls off the bus) among the noise.
+With ``attempts`` above one, the JobSet was restarted before that: each earlier attempt ended by a GPU fault of its
+own (alternately a double-bit ECC error and a GPU fallen off the bus, each on another node), its other ranks
+failing on NCCL errors, then JobSet's failure policy recreating every child Job (label ``restart-attempt``).
 
 Everything is streamed: events and log documents are written as they are made, metrics family by family.
 """
@@ -13,15 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from synth import messages as msg
-from synth.common import rank_crash, xid
+from synth.common import lifecycle_events, nccl_error_collateral, rank_crash, xid
+from synth.frameworks import make_pods
 from synth.ids import Ids
 from synth.ksm import write_metrics
 from synth.kube import event_object
 from synth.logs import BulkWriter
-from synth.spec import DcgmStyle, KEvent, Pod, Recording, iso_ms
+from synth.spec import DcgmStyle, KEvent, Node, Pod, Recording, iso_ms
 from synth.story import Setup, begin, day
 from synth.writer import scenario_yaml, write_kubernetes
 
+RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
+JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
 SCALE_FIELDS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_TEMP")
 
 
@@ -35,14 +41,19 @@ class ScaleOptions:
     events: int | None = None
     logs: int | None = None
     fields: tuple[str, ...] = SCALE_FIELDS
+    attempts: int = 1
+    # How long the API server keeps events (kube-apiserver --event-ttl); None: the whole window and an hour more.
+    # A TTL shorter than the window archives every event in the log store too, as an event exporter does.
+    event_ttl_hours: float | None = None
 
+    # Events and log documents keep the 512-pod, 6-hour experiment's density per pod-hour.
     @property
     def event_count(self) -> int:
-        return self.events if self.events is not None else 50_000 * self.pods // 512
+        return self.events if self.events is not None else round(50_000 * self.pods / 512 * self.hours / 6)
 
     @property
     def log_count(self) -> int:
-        return self.logs if self.logs is not None else 1_000_000 * self.pods // 512
+        return self.logs if self.logs is not None else round(1_000_000 * self.pods / 512 * self.hours / 6)
 
 
 def build(opts: ScaleOptions, ids: Ids) -> tuple[Recording, Pod, datetime]:
@@ -66,15 +77,24 @@ def build(opts: ScaleOptions, ids: Ids) -> tuple[Recording, Pod, datetime]:
         scrape=opts.scrape,
         dcgm=DcgmStyle(fields=opts.fields),
     )
-    rec, _nodes, pods = begin(ids, s)
+    rec, nodes, pods = begin(ids, s)
     rec.ksm_scrape_seconds = opts.ksm_scrape
-    rec.event_ttl = timedelta(hours=opts.hours + 1)  # a benchmark cluster keeping events longer than the default hour
+    if opts.event_ttl_hours is None:
+        rec.event_ttl = timedelta(hours=opts.hours + 1)  # a benchmark cluster keeping events past the default hour
+    else:
+        rec.event_ttl = timedelta(hours=opts.event_ttl_hours)
+        rec.archive_events = opts.event_ttl_hours < opts.hours
+    if opts.hours * 60 < 15 * opts.attempts:
+        raise ValueError(
+            "the scale window must give each attempt at least 15 minutes: the last attempt's collateral ranks time "
+            "out 10 minutes after its fault"
+        )
+    expected: list[dict[str, Any]] = []
+    for number in range(1, opts.attempts):
+        expected += _earlier_attempt(rec, ids, s, opts, pods, number)
+        pods = _restarted(rec, ids, s, nodes, pods, number)
     victim = pods[ids.number(0, opts.pods - 1, "victim")]
     assert victim.node is not None
-    if opts.hours * 60 < 15:
-        raise ValueError(
-            "the scale window must be at least 15 minutes: the collateral ranks time out 10 minutes after the fault"
-        )
     latest = timedelta(hours=opts.hours) - timedelta(minutes=12)
     fault = s.start + min(timedelta(hours=opts.hours * 0.7, seconds=ids.number(0, 600, "fault")), latest)
     xid(rec, victim.node, 6, fault, 79, "GPU has fallen off the bus.", None)
@@ -96,7 +116,7 @@ def build(opts: ScaleOptions, ids: Ids) -> tuple[Recording, Pod, datetime]:
             "Failed",
             False,
         )
-    expected: list[dict[str, Any]] = [{"pod": victim.name, "cause": "gpu-fallen-off-bus", "root": True}]
+    expected.append({"pod": victim.name, "cause": "gpu-fallen-off-bus", "root": True})
     expected += [
         {"pod": p.name, "cause": "nccl-timeout", "root": False, "caused_by": victim.name}
         for p in pods
@@ -104,6 +124,70 @@ def build(opts: ScaleOptions, ids: Ids) -> tuple[Recording, Pod, datetime]:
     ]
     rec.meta = replace(rec.meta, expected=tuple(expected))
     return rec, victim, fault
+
+
+# The earlier attempts' faults, in turn: (Xid, its NVRM text, the CUDA error the rank raised, the cause)
+EARLIER_FAULTS = (
+    (
+        48,
+        "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, "
+        "subpartition 0.",
+        "uncorrectable ECC error encountered",
+        "gpu-memory-error",
+    ),
+    (79, "GPU has fallen off the bus.", "unspecified launch failure", "gpu-fallen-off-bus"),
+)
+
+
+def attempt_fault_at(opts: ScaleOptions, start: datetime, number: int) -> datetime:
+    """When attempt ``number`` (1-based, earlier than the last) met its fault: the window's first 60 % shared out
+    between the earlier attempts, the last attempt's fault at 70 % as with one attempt."""
+    share = opts.hours * 0.6 / max(opts.attempts - 1, 1)
+    return start + timedelta(hours=share * (number - 0.4))
+
+
+def _earlier_attempt(
+    rec: Recording, ids: Ids, s: Setup, opts: ScaleOptions, pods: list[Pod], number: int
+) -> list[dict[str, Any]]:
+    """Attempt ``number`` ends: one GPU faults, its rank raises the CUDA error, every other rank fails on the
+    NCCL error its communicator reports when a peer is gone."""
+    code, text, cuda, cause = EARLIER_FAULTS[(number - 1) % len(EARLIER_FAULTS)]
+    victim = pods[ids.number(0, opts.pods - 1, "victim", number)]
+    assert victim.node is not None
+    gpu = (number * 3) % 8
+    fault = attempt_fault_at(opts, s.start, number) + timedelta(seconds=ids.number(0, 300, "fault", number))
+    xid(rec, victim.node, gpu, fault, code, text, None if code == 79 else 30211 + number)
+    if code == 79:
+        rec.gpu_gone[(victim.node.name, gpu)] = fault
+    rank_crash(rec, victim, fault + timedelta(seconds=3), gpu, [msg.cuda_error(cuda)])
+    others = [p for p in pods if p is not victim]
+    nccl_error_collateral(rec, others, fault + timedelta(seconds=13), victim.rank0 + gpu)
+    return [{"pod": victim.name, "cause": cause, "root": True}] + [
+        {"pod": p.name, "cause": "nccl-error", "root": False, "caused_by": victim.name} for p in others
+    ]
+
+
+def _restarted(rec: Recording, ids: Ids, s: Setup, nodes: list[Node], pods: list[Pod], number: int) -> list[Pod]:
+    """JobSet's failure policy: every child Job deleted and created again, the pods labelled with the next
+    restart-attempt; the JobSet (its uid label) is the same one. A GPU gone from the bus is left out of the new
+    pod's devices."""
+    ended = max(p.finished for p in pods if p.finished is not None)
+    restarted = ended + timedelta(seconds=20)
+    for pod in pods:
+        pod.deletion_at, pod.gone_at = restarted, restarted + timedelta(seconds=5)
+    again = make_pods(
+        Ids(ids.seed + number), s.framework, s.experiment, s.namespace, nodes, created=restarted + timedelta(seconds=6),
+        label_key=s.label_key,
+    )  # fmt: skip
+    jobset_uid = pods[0].labels[JOBSET_UID]
+    for pod in again:
+        pod.labels = {**pod.labels, RESTART_ATTEMPT: str(number), JOBSET_UID: jobset_uid}
+        gone = {g for (node, g), at in rec.gpu_gone.items() if pod.node is not None and node == pod.node.name}
+        pod.gpu_indices = tuple(g for g in pod.gpu_indices if g not in gone)
+        pod.gpu_request = len(pod.gpu_indices)
+    rec.pods.extend(again)
+    lifecycle_events(rec, again)
+    return again
 
 
 def _noise_events(rec: Recording, ids: Ids, count: int) -> list[KEvent]:
@@ -196,18 +280,28 @@ def _noise_events(rec: Recording, ids: Ids, count: int) -> list[KEvent]:
     return out
 
 
-def _write_events(rec: Recording, ids: Ids, opts: ScaleOptions, folder: Path) -> int:
+def _all_events(rec: Recording, ids: Ids, opts: ScaleOptions) -> list[KEvent]:
     events = rec.events + _noise_events(rec, ids, max(opts.event_count - len(rec.events), 0))
     events.sort(key=lambda e: (e.last_seen, e.name))
+    return events
+
+
+def _write_events(rec: Recording, events: list[KEvent], folder: Path) -> int:
+    """The namespace's events as the API server holds them when the experiment is captured: its TTL's worth."""
+    horizon = rec.meta.captured_at - rec.event_ttl
     folder.mkdir(parents=True, exist_ok=True)
+    written = 0
     with (folder / "events.json").open("w") as out:
         out.write('{\n    "apiVersion": "v1",\n    "items": [\n')
         for i, e in enumerate(events):
-            out.write(("," if i else "") + json.dumps(event_object(e, i), indent=4) + "\n")
+            if e.last_seen < horizon or e.at > rec.meta.captured_at:
+                continue
+            out.write(("," if written else "") + json.dumps(event_object(e, i), indent=4) + "\n")
+            written += 1
         out.write(
             '    ],\n    "kind": "EventList",\n    "metadata": {\n        "resourceVersion": "48213377"\n    }\n}\n'
         )
-    return len(events)
+    return written
 
 
 def _kernel_noise(i: int) -> str:
@@ -220,8 +314,9 @@ def _kernel_noise(i: int) -> str:
     )[i % 3]
 
 
-def _write_logs(rec: Recording, opts: ScaleOptions, path: Path) -> int:
-    """The story's own lines, kernel noise, and per-rank progress lines filling the rest of the budget."""
+def _write_logs(rec: Recording, opts: ScaleOptions, path: Path, archived: list[KEvent]) -> int:
+    """The story's own lines, kernel noise, per-rank progress lines filling the rest of the budget, and the
+    ``archived`` events (every one of the window, as an event exporter ships them)."""
     by_name = {p.name: p for p in rec.pods}
     nodes = {n.name: n for n in rec.nodes}
     stamps: dict[float, str] = {}
@@ -232,6 +327,8 @@ def _write_logs(rec: Recording, opts: ScaleOptions, path: Path) -> int:
                 bulk.kernel(nodes[line.node], line.at, line.message, line.severity)
             else:
                 bulk.container(by_name[line.pod], line.at, line.message, line.stream)
+        for i, event in enumerate(archived):
+            bulk.event(event_object(event, i), event.last_seen)
         kernel_budget = opts.log_count // 100
         for i in range(kernel_budget):
             node = rec.nodes[i % len(rec.nodes)]
@@ -274,11 +371,13 @@ def write_scale(opts: ScaleOptions, folder: Path) -> dict[str, Any]:
     story_events, rec.events = rec.events, []
     write_kubernetes(rec, folder / "kubernetes")  # pods and nodes; events.json is streamed next
     rec.events = story_events
-    events_written = _write_events(rec, ids, opts, folder / "kubernetes")
+    events = _all_events(rec, ids, opts)
+    events_written = _write_events(rec, events, folder / "kubernetes")
     samples = write_metrics(rec, folder / "prometheus.om.gz", opts.seed, level=1)  # level 1: gzip is the bottleneck
-    docs = _write_logs(rec, opts, folder / "logs.ndjson")
+    docs = _write_logs(rec, opts, folder / "logs.ndjson", events if rec.archive_events else [])
     return {
         "pods": len(rec.pods),
+        "attempts": opts.attempts,
         "nodes": len(rec.nodes),
         "events": events_written,
         "log_documents": docs,

@@ -126,6 +126,9 @@ def _pod(
     started = next((t for t, p in rises if p == "Running"), None)
     ended = next((t for t, p in rises if p in ("Failed", "Succeeded")), None)
     gone = last is not None and last < to_unix(query.window.end) - 2 * LOOKBACK_S
+    # A pod's life begins Pending (or Running, when it started within a scrape): a first edge to an end means the
+    # pod was there before the window, created when the history does not say.
+    born = rises[0][0] if rises and rises[0][1] in ("Pending", "Running") else None
     return PodInfo(
         name=key[1],
         namespace=key[0],
@@ -136,7 +139,7 @@ def _pod(
         owner_name=latest_info.label("created_by_name") if latest_info else None,
         gpus_requested=gpus,
         phase=rises[-1][1] if rises else None,
-        created=from_unix(rises[0][0]) if rises else None,
+        created=from_unix(born) if born is not None else None,
         started=from_unix(started) if started is not None else None,
         ended=from_unix(ended if ended is not None else last) if (ended is not None or gone) and last else None,
         deleted=from_unix(last) if gone and last is not None else None,

@@ -195,6 +195,34 @@ def test_a_pod_created_a_moment_before_its_labelled_siblings_is_theirs() -> None
     assert [len(g) for g in attempts_of([*labelled_pods, early])] == [3]
 
 
+def gone(name: str, created: float | None, ended: float):
+    """A pod known only from metrics: no labels, no owner UID; ``created`` None when it was there before the window."""
+    one = replace(labelled(name, None, created if created is not None else 0), ended=at(ended))
+    return replace(one, created=at(created) if created is not None else None)
+
+
+def test_a_jobset_restarted_twice_before_its_api_pods_keeps_each_earlier_attempt_apart() -> None:
+    """The API holds only the third attempt (restart-attempt 2); the first two are known from metrics alone: the
+    first was there before the window (its creation unseen), the second created after every pod of the first had
+    ended. Each is an attempt of its own, oldest first."""
+    first = [gone("w-0-a", None, 26), gone("w-1-a", None, 26.2)]
+    second = [gone("w-0-b", 26.5, 59), gone("w-1-b", 26.5, 59.1)]
+    third = [labelled("w-0-c", 2, 60), labelled("w-1-c", 2, 60)]
+    groups = attempts_of([*third, *second, *first])
+    assert [sorted(p.name for p in g) for g in groups] == [["w-0-a", "w-1-a"], ["w-0-b", "w-1-b"], ["w-0-c", "w-1-c"]]
+
+
+def test_pods_created_together_or_before_their_siblings_ended_are_one_earlier_attempt() -> None:
+    """Without labels, a pod begins an earlier attempt only when it was created well after the one before and
+    after every pod of the attempt before had ended: a staggered start or a pod replaced while its siblings ran is
+    not a restart."""
+    staggered = [gone("w-0-a", 10, 30), gone("w-1-a", 10.5, 30), gone("w-2-a", 11, 30)]
+    replaced_early = gone("w-3-a", 20, 30)  # created while the others still ran
+    latest = [labelled("w-0-b", 1, 40)]
+    groups = attempts_of([*latest, *staggered, replaced_early])
+    assert [len(g) for g in groups] == [4, 1]
+
+
 def test_the_html_picture_marks_where_each_later_attempt_began() -> None:
     import subprocess
 

@@ -13,7 +13,9 @@ Which attempt a pod belongs to, in the order the sources can tell:
   PyTorchJob's or Job's in-place restarts): each wave of restarts then ends an attempt of the same pods
   (``restart_waves``), each explained on the events of its own span with the pods as they stood at its end.
 Pods a source knew without the label or the owner's UID (a deleted pod known only from metrics or logs) join the
-latest attempt that had begun when they were created, or an earlier attempt when none had.
+latest attempt that had begun when they were created; those that had ended before any began are earlier attempts,
+one per wave of pods created together after every pod of the wave before had ended (a JobSet restarted twice
+before the API's pods were created: its first two attempts' pods are known only from metrics).
 """
 
 from __future__ import annotations
@@ -88,10 +90,44 @@ def attempts_of(pods: Sequence[PodInfo]) -> tuple[tuple[PodInfo, ...], ...]:
         if pod.key in keys and pod.created is not None:
             key = keys[pod.key]
             starts[key] = min(starts.get(key, pod.created), pod.created)
+    first = min(keys.values())
+    earlier = _earlier_waves([p for p in pods if p.key not in keys], min(starts.values(), default=None), first)
     groups: dict[int, list[PodInfo]] = defaultdict(list)
     for pod in pods:
-        groups[keys[pod.key] if pod.key in keys else _begun_before(pod, starts, min(keys.values()))].append(pod)
+        attempt = keys.get(pod.key)
+        if attempt is None:
+            attempt = earlier.get(pod.key)
+        groups[attempt if attempt is not None else _begun_before(pod, starts, first)].append(pod)
     return tuple(tuple(groups[k]) for k in sorted(groups))
+
+
+def _earlier_waves(unkeyed: Sequence[PodInfo], began: datetime | None, first: int) -> dict[tuple[str, str], int]:
+    """Pods without a key that had ended before any keyed attempt began, numbered as the attempts before ``first``:
+    a new attempt at each pod created more than WAVE_GAP after the one before and once every pod of the current
+    attempt had ended (a restart or resubmission recreates every pod after the last one's end). A pod whose
+    creation no source saw (it was there before the window) is of the earliest."""
+    if began is None:
+        return {}
+    early = sorted(
+        (p for p in unkeyed if (over := p.ended or p.deleted) is not None and over <= began),
+        key=lambda p: (p.created or datetime.min.replace(tzinfo=began.tzinfo), p.name),
+    )
+    waves: list[list[PodInfo]] = []
+    wave_end: datetime | None = None
+    previous: datetime | None = None
+    for pod in early:
+        over = pod.ended or pod.deleted
+        created = pod.created or datetime.min.replace(tzinfo=began.tzinfo)
+        assert over is not None
+        if not waves or (
+            wave_end is not None and previous is not None and created >= wave_end and created - previous > WAVE_GAP
+        ):
+            waves.append([])
+            wave_end = over
+        waves[-1].append(pod)
+        wave_end = max(wave_end or over, over)
+        previous = created
+    return {pod.key: first - len(waves) + i for i, wave in enumerate(waves) for pod in wave}
 
 
 def _restart_labels(pods: Iterable[PodInfo]) -> dict[tuple[str, str], int]:

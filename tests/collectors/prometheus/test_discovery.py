@@ -83,6 +83,23 @@ def test_discovery_of_a_deleted_pod_from_its_history() -> None:
     assert (p.owner_kind, p.owner_name, p.uid) == ("JobSet", "llama-70b-run7", "u")
 
 
+def test_a_pod_there_before_the_window_was_not_created_at_its_first_change() -> None:
+    """Running when the window began, Failed within it: its first phase edge is its end, not its creation, which
+    the history does not show (an earlier attempt's pods must not look created when they died)."""
+    pod = {"namespace": "research", "pod": "w-0", "uid": "u"}
+    found = discover_from_series(
+        [
+            series("kube_pod_labels", {**pod, "label_experiment": "llama-70b-run7"}, [1] * 40, start=T0),
+            series("kube_pod_info", {**pod, "node": "n1"}, [1] * 40, start=T0),
+            series("kube_pod_status_phase", {**pod, "phase": "Running"}, [1] * 30 + [0] * 10, start=T0),
+            series("kube_pod_status_phase", {**pod, "phase": "Failed"}, [0] * 30 + [1] * 10, start=T0),
+        ],
+        query(namespace=None),
+    )
+    [p] = found.pods
+    assert (p.created, p.started, p.ended) == (None, None, datetime.fromtimestamp(T0 + 30 * 30, UTC))
+
+
 def test_a_pods_gpus_are_its_containers_gpu_requests() -> None:
     """kube_pod_container_resource_requests, as kube-state-metrics writes it for nvidia.com/gpu: the sum over the
     pod's containers (a request that changed counts at its last value); other resources and other pods are not."""
