@@ -145,7 +145,7 @@ class PrometheusCollector:
 
     def collect(self, scope: Scope) -> Iterable[TimelineEvent]:
         series = self.fetch(scope)
-        events = events_from_series(series, scope, utilization=self._utilization)
+        events = events_from_series(series, scope, utilization=self._utilization, raw=False)
         self._describe(scope, series, events)
         return events
 

@@ -335,9 +335,25 @@ def _edge_parts(
     if signal.mode is Mode.RISE:
         return [named(f"({sel} > {signal.threshold:g}) unless ({sel}{offset} > {signal.threshold:g})", metric)]
     now, before = sel, sel + offset
-    if where is Where.GPU:
-        # dcgm-exporter's err_code/err_msg change with the Xid: one series per GPU and pod
-        now, before = f"max without (err_code, err_msg) ({now})", f"max without (err_code, err_msg) ({before})"
+    if where is not Where.GPU:
+        return [_changed(now, before, metric)]
+    # dcgm-exporter's err_code/err_msg change with the Xid: one series per GPU and pod
+    now, before = f"max without (err_code, err_msg) ({now})", f"max without (err_code, err_msg) ({before})"
+    return [_changed(now, before, metric), _changed_across(now, before, metric, spelling.uuid)]
+
+
+def _changed(now: str, before: str, metric: str) -> str:
+    """A series whose value changed since the step before, and (tagged OLD) its value then."""
     new = named(f"{now} != {before}", metric)
     old = f'label_replace({named(f"{before} != {now}", metric)}, "{OLD}", "1", "__name__", ".*")'
-    return [f"{new} or {old}"]
+    return f"{new} or {old}"
+
+
+def _changed_across(now: str, before: str, metric: str, uuid: str) -> str:
+    """A GPU's value that changed as it moved to a new series: the exporter attributes each GPU to the pod holding
+    it, so when a pod dies (an Xid, an ECC error) the next sample may be the first of the GPU's pod-less series.
+    The new series, and (tagged OLD, on its labels) the GPU's value the step before in whichever series held it."""
+    appeared = f"({now} unless {before}) and on ({uuid}) (max by ({uuid}) ({now}) != max by ({uuid}) ({before}))"
+    new = named(appeared, metric)
+    old = f"max by ({uuid}) ({before}) * on ({uuid}) group_right () ({new} * 0 + 1)"
+    return f'{new} or label_replace({old}, "{OLD}", "1", "__name__", ".*")'

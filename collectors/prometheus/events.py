@@ -8,6 +8,7 @@ life, never before it began.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -42,11 +43,36 @@ class Context:
     pods: Mapping[tuple[str, str], PodInfo]
     edges: tuple[Edge, ...]
 
+    @functools.cached_property
+    def nodes(self) -> frozenset[str]:
+        """The scope's node names, as a set (asked once per series: a sorted tuple rebuilt each time is quadratic
+        at thousands of nodes)."""
+        return frozenset(self.scope.node_names)
+
+    @functools.cached_property
+    def _pods_by_node(self) -> Mapping[str, tuple[PodInfo, ...]]:
+        grouped: dict[str, list[PodInfo]] = {}
+        for pod in self.pods.values():
+            if pod.node is not None:
+                grouped.setdefault(pod.node, []).append(pod)
+        return {node: tuple(pods) for node, pods in grouped.items()}
+
+    def pods_on(self, node: str) -> tuple[PodInfo, ...]:
+        """The scope's pods on ``node``, in the scope's order."""
+        return self._pods_by_node.get(node, ())
+
+    @functools.cached_property
+    def _edges_by_metric(self) -> Mapping[str, tuple[Edge, ...]]:
+        grouped: dict[str, list[Edge]] = {}
+        for edge in self.edges:
+            grouped.setdefault(edge.series.name, []).append(edge)
+        return {metric: tuple(found) for metric, found in grouped.items()}
+
     def value_near(self, metric: str, like: Series, at: float, keys: tuple[str, ...]) -> float | None:
         """The edge value of a sibling series (same ``keys`` labels) nearest to ``at`` within five minutes."""
         best: tuple[float, float] | None = None
-        for edge in self.edges:
-            if edge.series.name != metric or any(edge.series.labels.get(k) != like.labels.get(k) for k in keys):
+        for edge in self._edges_by_metric.get(metric, ()):
+            if any(edge.series.labels.get(k) != like.labels.get(k) for k in keys):
                 continue
             distance = abs(edge.at - at)
             if distance <= 300 and (best is None or distance < best[0]):
@@ -79,7 +105,7 @@ def event(
 
 
 def gpu_subject(series: Series, at: float, ctx: Context) -> Subject:
-    node = node_of(series.labels, ctx.scope.node_names)
+    node = node_of(series.labels, ctx.nodes)
     gpu = series.label("gpu")
     attributed = dcgm_pod(series.labels)
     if attributed is not None:
@@ -96,9 +122,9 @@ def _holder(node: str | None, gpu: str | None, at: float, ctx: Context) -> PodIn
     if node is None or gpu is None or gpu not in ctx.scope.gpus.get(node, ()):
         return None
     when = from_unix(at)
-    for pod in ctx.pods.values():
+    for pod in ctx.pods_on(node):
         began = pod.started or pod.created
-        if pod.node == node and began is not None and began <= when and (pod.ended is None or when <= pod.ended):
+        if began is not None and began <= when and (pod.ended is None or when <= pod.ended):
             return pod
     return None
 

@@ -244,6 +244,9 @@ def gpus_seen_match(nodes: Sequence[str]) -> list[str]:
     ]
 
 
+XID_GAUGE = "DCGM_FI_DEV_XID_ERRORS"
+
+
 def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iterable[str]) -> list[str]:
     """Instant-query parts naming, per signal (in ``__metric``), the GPUs (UUID and node) and nodes that could
     hold an edge of it at all."""
@@ -262,7 +265,12 @@ def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iter
                 named(f"group by ({by}) (max_over_time({selector}[{window}]) > {signal.threshold:g})", signal.metric)
             )
             continue
-        found = [f"group by ({by}) (changes({selector}[{window}]) > 0)"]
+        if signal.metric == XID_GAUGE:
+            # the last Xid, per GPU and pod: the GPU's value goes on in another series when its pod dies (often
+            # before the exporter's next scrape), so the first sample after the Xid may begin a new series
+            found = [f"group by ({by}) (max_over_time({selector}[{window}]) > 0)"]
+        else:
+            found = [f"group by ({by}) (changes({selector}[{window}]) > 0)"]
         if signal.where is Where.GPU:
             # dcgm-exporter may label the Xid gauge with err_code: each new value is a new, constant series
             coded = sel.gpu(escape(signal.metric), 'err_code!~"|0"')

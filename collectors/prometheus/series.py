@@ -18,7 +18,15 @@ from whathappened.collectors.prometheus import events as ev
 from whathappened.collectors.prometheus.model import Series, canonical_series
 from whathappened.collectors.prometheus.placement import EXPORTER_POD, node_of
 from whathappened.collectors.prometheus.promql import placed
-from whathappened.collectors.prometheus.signals import LOOKBACK_S, PRESENCE_METRIC, Where, derive, edges, signal_of
+from whathappened.collectors.prometheus.signals import (
+    LOOKBACK_S,
+    PRESENCE_METRIC,
+    Mode,
+    Where,
+    derive,
+    edges,
+    signal_of,
+)
 from whathappened.collectors.prometheus.util import utilization_events
 
 from whathappened.model import NodeInfo, PodInfo, TimelineEvent
@@ -224,14 +232,56 @@ def normalize(series: Iterable[Series]) -> list[Series]:
     return out
 
 
-def events_from_series(series: Iterable[Series], scope: Scope, utilization: bool = True) -> list[TimelineEvent]:
+def stitched(series: list[Series]) -> list[Series]:
+    """Raw GPU counters and the Xid gauge read across the GPU's series: dcgm-exporter attributes a GPU to the
+    pod holding it, so when the pod dies the GPU's next sample may begin another series (or resume its pod-less
+    one after a gap). Where a series begins or resumes within the lookback after another series' sample of the
+    same GPU, and the value differs, that sample is put before it, so the change is an edge of this series (as
+    the live query's ``_changed_across`` answers it)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, one in enumerate(series):
+        signal, uuid = signal_of(one), one.label("UUID", "uuid")
+        if signal is not None and signal.where is Where.GPU and signal.mode is Mode.CHANGE and uuid and one.samples:
+            groups.setdefault((one.name, uuid), []).append(i)
+    added: dict[int, list[tuple[float, float]]] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        merged = sorted((at, value, i) for i in members for at, value in series[i].samples)
+        own_last: dict[int, float] = {}
+        previous: tuple[float, float, int] | None = None
+        for at, value, i in merged:
+            mine = own_last.get(i)
+            if (
+                previous is not None
+                and previous[2] != i
+                and previous[0] < at <= previous[0] + LOOKBACK_S
+                and previous[1] != value
+                and (mine is None or previous[0] - mine > LOOKBACK_S)
+            ):
+                added.setdefault(i, []).append((previous[0], previous[1]))
+            own_last[i] = at
+            previous = (at, value, i)
+    out = list(series)
+    for i, samples in added.items():
+        one = series[i]
+        out[i] = Series(one.name, one.labels, tuple(sorted((*one.samples, *samples))))
+    return out
+
+
+def events_from_series(
+    series: Iterable[Series], scope: Scope, utilization: bool = True, raw: bool = True
+) -> list[TimelineEvent]:
     """Every event the watched series show for the scope's nodes, GPUs and pods, in time order; with
-    ``utilization``, each pod's GPU utilization strip too (only the HTML report draws it)."""
+    ``utilization``, each pod's GPU utilization strip too (only the HTML report draws it). ``raw``: recorded
+    history, every sample; a live answer (not raw) holds only the edges and the sample before each."""
     series = [canonical_series(s) for s in series]
     nodes, pods = scope_filter(scope)
     series = placed_on_nodes(series, nodes)
     kept = normalize(s for s in series if _in_scope(s, nodes, pods) or _derivable(s, nodes))
     kept = [s for s in [*kept, *derive(kept)] if _in_scope(s, nodes, pods)]
+    if raw:  # a live answer carries these edges itself (edges.py _changed_across)
+        kept = stitched(kept)
     start, end = to_unix(scope.window.start), to_unix(scope.window.end)
     found = tuple(e for s in kept for e in edges(s, start) if start < e.at <= end)
     ctx = ev.Context(scope=scope, pods={p.key: p for p in scope.pods}, edges=found)
@@ -264,7 +314,7 @@ def _gpus_missing(series: list[Series], ctx: ev.Context, start: float, end: floa
     # Sparse (live) input says when series were last seen; raw history shows it in the samples themselves.
     presence = LAST_SEEN if any(s.name == LAST_SEEN for s in series) else PRESENCE_METRIC
     for one in series:
-        node, gpu = node_of(one.labels, ctx.scope.node_names), one.label("gpu", "UUID", "uuid")
+        node, gpu = node_of(one.labels, ctx.nodes), one.label("gpu", "UUID", "uuid")
         if one.name != presence or not one.samples or node is None:
             continue
         at = one.samples[-1][0]

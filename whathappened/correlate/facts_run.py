@@ -39,7 +39,11 @@ def text_of(event: TimelineEvent) -> str:
     return str(raw or event.attrs.get("text") or event.summary)
 
 
-def run_facts(fate: Fate, finding: Finding, timeline: Sequence[TimelineEvent]) -> dict[str, Any]:
+def run_facts(
+    fate: Fate, finding: Finding, timeline: Sequence[TimelineEvent], checkpoints: Sequence[TimelineEvent]
+) -> dict[str, Any]:
+    """What a death's verdict says of the run: the rank, the GPU, the failing frames, CUDA OOM figures, how long it
+    trained, and the last of ``checkpoints`` (the timeline's saves) before it."""
     own = [timeline[i] for i in fate.events]
     said: dict[str, Any] = {}
     rank = global_rank(fate.pod, own)
@@ -73,7 +77,7 @@ def run_facts(fate: Fate, finding: Finding, timeline: Sequence[TimelineEvent]) -
     if fate.started is not None and finding.onset > fate.started:
         said["trained_s"] = round((finding.onset - fate.started).total_seconds())
     # rank 0 alone usually logs the save, and every rank rolls back to it: the experiment's last one counts
-    checkpoint = last_checkpoint(timeline, finding.onset)
+    checkpoint = last_checkpoint(checkpoints, finding.onset)
     if checkpoint is not None:
         said["checkpoint"] = checkpoint
     return said

@@ -6,10 +6,12 @@ the whole timeline for each question is quadratic, and a 512-pod experiment has 
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from whathappened.kinds import Kind
 from whathappened.model import PodInfo, TimelineEvent
 
 
@@ -42,6 +44,12 @@ class TimelineIndex:
             by_node={k: tuple(v) for k, v in by_node.items()},
             podless=tuple(podless),
         )
+
+    @functools.cached_property
+    def checkpoints(self) -> tuple[TimelineEvent, ...]:
+        """Every checkpoint saved, in time order: each death asks for the last one before it (rank 0 alone
+        usually logs the save), and scanning the whole timeline per death is quadratic."""
+        return tuple(e for e in self.timeline if e.kind == Kind.CHECKPOINT_SAVED)
 
     def about_pod(self, pod: PodInfo) -> tuple[int, ...]:
         return tuple(

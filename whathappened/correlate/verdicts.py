@@ -73,5 +73,5 @@ def _verdict(j: Judged, index: TimelineIndex, nodes: Mapping[str, NodeInfo]) -> 
         next_step=templates.next_step(row.code, said),
         gpu=gpu_of(j.fate, j.finding, timeline),
         ended=j.fate.ended,
-        facts=run_facts(j.fate, j.finding, timeline),
+        facts=run_facts(j.fate, j.finding, timeline, index.checkpoints),
     )

@@ -203,6 +203,21 @@ def test_exporter_without_pod_labels_is_joined_by_node_and_gpu_while_the_pod_liv
     assert [e.subject.pod for e in other_gpu] == [None]
 
 
+def test_an_xid_first_seen_in_the_gpus_next_series_is_an_edge() -> None:
+    """The rank died seconds after the Xid, before the exporter's next scrape: the GPU's pod series ends at 0 and
+    its pod-less series begins at 48. The change is across the two series of one GPU; a counter that moved with
+    it too. A series that begins with the value the GPU had is no edge."""
+    held = series("DCGM_FI_DEV_XID_ERRORS", HELD, [0, 0, 0])
+    after = {k: v for k, v in HELD.items() if k not in ("pod", "namespace", "container")}
+    free = series("DCGM_FI_DEV_XID_ERRORS", after, [48, 48, 48], start=T0 + 90)
+    dbe_held = series("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", HELD, [0, 0, 0])
+    dbe_free = series("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", after, [2, 2, 2], start=T0 + 90)
+    found = events_from_series([held, free, dbe_held, dbe_free], scope())
+    assert [(e.kind, e.at.timestamp() - T0) for e in found] == [("gpu-ecc-dbe", 90), ("gpu-xid", 90)]
+    quiet = series("DCGM_FI_DEV_XID_ERRORS", after, [0, 0], start=T0 + 90)
+    assert events_from_series([held, quiet], scope()) == []
+
+
 def test_series_of_other_nodes_are_ignored() -> None:
     elsewhere = series("DCGM_FI_DEV_XID_ERRORS", {**HELD, "Hostname": "gpu-node-99"}, [0, 79])
     assert events_from_series([elsewhere], scope()) == []
