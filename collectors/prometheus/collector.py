@@ -181,7 +181,6 @@ class PrometheusCollector:
         gpu_refs = canonical_answer(raw_gpus, spelling)
         node_refs = pq.nodes_last_seen(gpu_refs)
         builder.add_last_seen(node_refs)
-        label = spelling.node_label
         models = tuple(sorted({r["metric"].get("modelName", "") for r in node_refs} - {""}))
         sel = Selectors(nodes, pods, spelling)
         first: list[Callable[[], list[Any]]] = [
@@ -200,7 +199,7 @@ class PrometheusCollector:
         answers.append(active_answer)
         vanished = sorted(set(seen) - {r["metric"].get("UUID", "") for r in gpu_refs} - {""})
         active = tuple(sorted({_pod_key(r["metric"]) for r in answers[-1]} | (known[1] & set(pods))))
-        targets = pq.targets_of((i for a in answers[:-1] for i in a), label, active, present)
+        targets = pq.targets_of((i for a in answers[:-1] for i in a), sel, active, present)
         # Discovery found the phase edges of the pods it saw change; only the others' are asked again.
         phased, phase_edges = self._phase_edges.get(scope.window, (frozenset(), []))
         if PHASE in targets.pods:

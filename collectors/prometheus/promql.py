@@ -29,6 +29,21 @@ def regex_union(values: Iterable[str]) -> str:
     return f"{escape(prefix)}(?:{'|'.join(rest)})"
 
 
+WIDE_MATCHER = 2_000  # a longer alternation of node names may be matched by their common prefix (a superset)
+
+
+def names_matcher(label: str, values: Iterable[str], wide: bool = False) -> str:
+    """``label=~`` these values; ``wide``: a long list by its common prefix instead (a superset the caller
+    filters): Prometheus tries a factored alternation on every value of the label, a second of a three-second
+    query at 4,096 nodes, and a prefix for free."""
+    names = sorted(set(values))
+    exact = regex_union(names)
+    prefix = _common_prefix(names) if names else ""
+    if wide and len(exact) > WIDE_MATCHER and len(prefix) >= 8:
+        return f"{label}=~{quote(escape(prefix) + '.+')}"
+    return f"{label}=~{quote(exact)}"
+
+
 def escape(text: str) -> str:
     """RE2-safe escaping that leaves '-' alone (it needs none outside a class, and shorter is better here)."""
     return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
@@ -131,6 +146,7 @@ class Selectors:
     pods: tuple[tuple[str, str], ...]
     spelling: Spelling = CANONICAL
     uuids: tuple[str, ...] = ()
+    wide: bool = False  # many nodes matched by their names' prefix: answers must be filtered by node
 
     @property
     def node_label(self) -> str:
@@ -141,7 +157,7 @@ class Selectors:
         where = (
             f"{self.spelling.uuid}=~{quote(regex_union(self.uuids))}"
             if by_uuid
-            else f"{self.node_label}=~{quote(regex_union(self.spelling.hosts_of(self.nodes)))}"
+            else names_matcher(self.node_label, self.spelling.hosts_of(self.nodes), self.wide)
         )
         names = self.spelling.name(names)
         return "{" + ",".join(p for p in (f'__name__=~"{names}"', where, extra) if p) + "}"
@@ -159,6 +175,6 @@ class Selectors:
     def node(self, names: str, extra: str = "") -> str:
         return (
             "{"
-            + ",".join(p for p in (f'__name__=~"{names}"', f"node=~{quote(regex_union(self.nodes))}", extra) if p)
+            + ",".join(p for p in (f'__name__=~"{names}"', names_matcher("node", self.nodes, self.wide), extra) if p)
             + "}"
         )

@@ -251,6 +251,7 @@ def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iter
     """Instant-query parts naming, per signal (in ``__metric``), the GPUs (UUID and node) and nodes that could
     hold an edge of it at all."""
     have = set(present)
+    sel = replace(sel, wide=True)  # round 1 reads every sample of the watched metrics: no regex per label value
     gpu_by = f"{sel.spelling.uuid}, {sel.node_label}"
     parts: list[str] = []
     for signal in SIGNALS:
@@ -298,19 +299,27 @@ def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iter
 
 
 def targets_of(
-    results: Iterable[Mapping[str, Any]], node_label: str, pods: Sequence[tuple[str, str]], present: Iterable[str]
+    results: Iterable[Mapping[str, Any]],
+    sel: Selectors,
+    pods: Sequence[tuple[str, str]],
+    present: Iterable[str],
 ) -> Targets:
-    """Round 1's answers as Targets; every present pod signal is a target for the pods that changed at all."""
+    """Round 1's answers as Targets, on ``sel``'s nodes only (its flags match many nodes by a prefix); every
+    present pod signal is a target for the pods that changed at all."""
     gpus: dict[str, set[str]] = {}
     nodes: dict[str, set[str]] = {}
     where_node: dict[str, str] = {}
+    node_label, ours = sel.node_label, set(sel.nodes)
+    hosts = ours | set(sel.spelling.hosts_of(sel.nodes))  # read back in the exporter's spelling or placed
     for item in results:
         labels = item.get("metric", {})
         metric = labels.get(METRIC, "")
         if labels.get("UUID"):
+            if labels.get(node_label, "") not in hosts:
+                continue
             gpus.setdefault(metric, set()).add(labels["UUID"])
             where_node[labels["UUID"]] = labels.get(node_label, "")
-        elif labels.get("node"):
+        elif labels.get("node") in ours:
             nodes.setdefault(metric, set()).add(labels["node"])
     have = set(present)
     pod_signals = [s.metric for s in SIGNALS if s.where is Where.POD and s.metric in have] if pods else []

@@ -125,13 +125,27 @@ def test_round_one_answers_name_targets_per_signal() -> None:
         {"metric": {"__metric": "DCGM_FI_DEV_XID_ERRORS", "UUID": UUIDS[5], "Hostname": NODES[0]}},
         {"metric": {"__metric": UTIL_COLLAPSE, "UUID": UUIDS[9], "Hostname": NODES[1]}},
         {"metric": {"__metric": "kube_node_spec_unschedulable", "node": NODES[2]}},
+        # matched by the nodes' prefix, not the experiment's: left out
+        {"metric": {"__metric": "DCGM_FI_DEV_XID_ERRORS", "UUID": "GPU-elsewhere", "Hostname": "gpu-node-other"}},
+        {"metric": {"__metric": "kube_node_spec_unschedulable", "node": "gpu-node-other"}},
     ]
-    targets = pq.targets_of(answers, "Hostname", PODS[:2], ["kube_pod_status_phase", "DCGM_FI_DEV_XID_ERRORS"])
+    sel = Selectors(tuple(NODES[:3]), PODS[:2])
+    targets = pq.targets_of(answers, sel, PODS[:2], ["kube_pod_status_phase", "DCGM_FI_DEV_XID_ERRORS"])
     # a GPU flagged for its utilization is not searched for Xid edges, nor the other way round
     assert dict(targets.gpus) == {"DCGM_FI_DEV_XID_ERRORS": {UUIDS[5]}, UTIL_COLLAPSE: {UUIDS[9]}}
     assert dict(targets.nodes) == {"kube_node_spec_unschedulable": {NODES[2]}}
     assert dict(targets.pods) == {"kube_pod_status_phase": frozenset(PODS[:2])}
     assert targets.gpu_nodes[UUIDS[9]] == NODES[1]
+
+
+def test_round_one_matches_many_nodes_by_their_prefix_and_few_exactly() -> None:
+    """A long alternation of node names costs Prometheus a regex run on every value of the label; round 1 reads
+    every sample of its metrics anyway, so many nodes are matched by their common prefix (targets_of filters)."""
+    many = [f"aks-ndh100v5-55849415-vmss{i:06x}" for i in range(1000)]
+    wide = pq.flag_parts(Selectors(tuple(many), ()), ["DCGM_FI_DEV_XID_ERRORS"], "7500s", [])
+    assert 'Hostname=~"aks-ndh100v5-55849415-vmss000.+"' in wide[0] and len(wide[0]) < 1_000
+    few = pq.flag_parts(Selectors(tuple(many[:3]), ()), ["DCGM_FI_DEV_XID_ERRORS"], "7500s", [])
+    assert 'Hostname=~"aks-ndh100v5-55849415-vmss00000(?:0|1|2)"' in few[0]
 
 
 def test_edge_answers_become_sparse_series_with_the_sample_before() -> None:
