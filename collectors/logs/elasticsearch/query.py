@@ -36,12 +36,22 @@ EVENT_TIME_FIELDS = (
 EVENT_NAME_FIELDS = ("involvedObject.name", "regarding.name", "kubernetes.event.involved_object.name")
 EVENT_LABEL_PREFIXES = ("involvedObject.labels", "regarding.labels")
 EVENT_SLACK = timedelta(minutes=2)
-BUCKETS = 1000  # composite buckets a page
+# composite buckets a page: (pod, node, container) of every attempt of 4,096 ranks in two pages (search.max_buckets
+# is 65,535 on Elasticsearch and OpenSearch)
+BUCKETS = 10_000
+MANY_NAMES = 1_000  # longer name lists in a line search are asked by their common prefix (see ``exact``)
 
 
-def exact(field: str, values: Iterable[str], resolved: Mapping[str, str] = EMPTY) -> Query:
-    """Exact names on ``field``; on its exact-match field alone when field caps told us which it is."""
+def exact(field: str, values: Iterable[str], resolved: Mapping[str, str] = EMPTY, wide: bool = False) -> Query:
+    """Exact names on ``field``; on its exact-match field alone when field caps told us which it is. ``wide``:
+    more than MANY_NAMES names sharing a prefix are asked by it instead, a superset whose other names' lines are
+    dropped when read (a 4,096-rank job's pods and nodes are a megabyte of terms, sent again with every page)."""
     listed = sorted(set(values))
+    prefix = _shared_prefix(listed[0], listed[-1]) if wide and len(listed) > MANY_NAMES else ""
+    if len(prefix) >= 8:
+        if field in resolved:
+            return {"prefix": {resolved[field]: prefix}}
+        return any_of([{"prefix": {field: prefix}}, {"prefix": {f"{field}.keyword": prefix}}])
     if field in resolved:
         return {"terms": {resolved[field]: listed}}
     return {
@@ -50,6 +60,14 @@ def exact(field: str, values: Iterable[str], resolved: Mapping[str, str] = EMPTY
             "minimum_should_match": 1,
         }
     }
+
+
+def _shared_prefix(first: str, last: str) -> str:
+    """The characters the first and the last of sorted names share: every name between shares them too."""
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    return first[:size]
 
 
 def any_of(clauses: Sequence[Query]) -> Query:
@@ -96,14 +114,15 @@ def sort_by_time(mapping: FieldMapping, order: str = "asc") -> list[Any]:
 def _pod_part(
     mapping: FieldMapping, pods: Sequence[str], namespaces: Iterable[str], resolved: Mapping[str, str]
 ) -> Query:
-    return {"bool": {"filter": [exact(mapping.pod, pods, resolved), exact(mapping.namespace, namespaces, resolved)]}}
+    pod = exact(mapping.pod, pods, resolved, wide=True)
+    return {"bool": {"filter": [pod, exact(mapping.namespace, namespaces, resolved)]}}
 
 
 def _node_part(mapping: FieldMapping, nodes: Sequence[str], resolved: Mapping[str, str]) -> Query:
     """A node's own lines (kernel, syslog): its host matches and there is no pod field."""
     return {
         "bool": {
-            "filter": [any_of([exact(field, nodes, resolved) for field in mapping.host])],
+            "filter": [any_of([exact(field, nodes, resolved, wide=True) for field in mapping.host])],
             "must_not": [{"exists": {"field": mapping.pod}}],
         }
     }
@@ -114,7 +133,7 @@ def _agent_part(mapping: FieldMapping, nodes: Sequence[str], resolved: Mapping[s
     return {
         "bool": {
             "filter": [
-                exact(mapping.node, nodes, resolved),
+                exact(mapping.node, nodes, resolved, wide=True),
                 exact(mapping.namespace, sorted(AGENT_NAMESPACES), resolved),
             ]
         }

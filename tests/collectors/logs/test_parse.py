@@ -119,3 +119,19 @@ def test_cap_keeps_the_earliest_signature_lines_per_pod() -> None:
         docs, Scope(Query("e", "ml", WINDOW), (pod,)), ECS, log_parse.Limits(per_pod=2)
     )
     assert [e.attrs["detail"] for e in events] == ["failure 3", "failure 5"]
+
+
+def test_a_line_search_for_thousands_of_ranks_asks_by_their_names_prefix() -> None:
+    """4,096 ranks and their nodes are a megabyte of terms, sent with every page: past a thousand names sharing a
+    prefix, the search asks for the prefix (their other lines are dropped when read, as any line of another pod);
+    a few names stay exact."""
+    from whathappened.collectors.logs.elasticsearch import query as log_query
+
+    pods = [f"llama4-scout-pretrain-4096n-workers-0-{i}-x{i % 97:02d}" for i in range(4096)]
+    nodes = [f"aks-ndh100v5-55849415-vmss{i:06x}" for i in range(4096)]
+    resolved = {ECS.pod: f"{ECS.pod}.keyword", ECS.node: f"{ECS.node}.keyword"}
+    wide = str(log_query.signature_lines(ECS, WINDOW, pods, ["pretrain"], nodes, resolved))
+    assert "{'prefix': {'kubernetes.pod.name.keyword': 'llama4-scout-pretrain-4096n-workers-0-'}}" in wide
+    assert "'aks-ndh100v5-55849415-vmss000'" in wide and len(wide) < 20_000
+    few = str(log_query.signature_lines(ECS, WINDOW, pods[:3], ["pretrain"], nodes[:3], resolved))
+    assert "'terms': {'kubernetes.pod.name.keyword': [" in few and "prefix" not in few
