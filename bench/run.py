@@ -60,6 +60,7 @@ class Run:
     load: str
     cpu_s: float  # the CLI process's user + system CPU time: what it costs when it has a core to itself
     server_cpu_s: dict[str, float]  # CPU the servers spent answering it (the double runs in this process)
+    attempt_roots: list[str] = field(default_factory=list)  # each attempt's root cause, "cause pod", oldest first
 
 
 @dataclass
@@ -158,6 +159,10 @@ def run_cli(loaded: Loaded, deadline: str, out: Path) -> Run:
         load=state,
         cpu_s=usage["cpu_s"],
         server_cpu_s=spent,
+        attempt_roots=[
+            f"{(a.get('root_cause') or {}).get('cause')} {(a.get('root_cause') or {}).get('pod')}"
+            for a in document.get("attempts", [])
+        ],
     )
 
 
@@ -198,6 +203,7 @@ def describe(run: Run, label: str) -> str:
         f"{', '.join(f'{k} {v:.2f} s' for k, v in run.server_cpu_s.items())}), "
         f"peak RSS {run.max_rss_mib:.0f} MiB, exit {run.exit_code}, "
         f"root cause {run.root_cause}, verdict problems {run.problems}; {per_source}; load {run.load}"
+        + (f"; attempts: {' | '.join(run.attempt_roots)}" if len(run.attempt_roots) > 1 else "")
     )
 
 
