@@ -255,3 +255,7 @@ def test_a_long_history_lists_the_first_and_the_latest_attempts_and_counts_the_o
     )
     assert [line.split()[1] for line in lines[2:]] == [str(n) for n in range(34, 41)]
     assert len(attempt_history(many, limit=None)) == 40
+    # an attempt already running when the window began: its start is unknown, and said to be before the window
+    there = replace(a, created=None)
+    unknown = replace(report, attempts=(Attempt(1, (there,), None, finished=at(5)), *many.attempts[1:2]))
+    assert attempt_history(unknown)[0].startswith(f"attempt 1 (before {report.window.start:%H:%M:%S} UTC-")

@@ -74,7 +74,8 @@ def attempt_history(report: Report, limit: int | None = HISTORY_LINES) -> list[s
 
 
 def _attempt_line(attempt: Attempt, window: Window) -> str:
-    start = _clock(attempt.start, window) if attempt.start else "?"
+    # an attempt whose pods were there when the window began (known from metrics alone): its start is not known
+    start = _clock(attempt.start, window) if attempt.start else f"before {_clock(window.start, window)}"
     end = _clock(attempt.end, window) if attempt.end else "running"
     root = attempt.root_cause
     said = (
