@@ -185,6 +185,13 @@ def test_a_restarted_jobset_from_its_snapshot_shows_both_attempts_and_the_repeat
     assert document["root_cause"]["cause"] == "gpu-memory-error"
     text = subprocess.run([*args, "-o", "markdown"], capture_output=True, text=True, timeout=120).stdout
     assert "caused attempts 1, 2: keep it out of the next attempt" in text
+    terminal = subprocess.run([*args, "-o", "rich"], capture_output=True, text=True, timeout=120).stdout
+    assert (
+        -1
+        < terminal.find("history     attempt 1 (")
+        < terminal.find("history     attempt 2 (")
+        < terminal.find("ROOT CAUSE")
+    ), terminal
 
 
 def test_a_pod_created_a_moment_before_its_labelled_siblings_is_theirs() -> None:

@@ -78,9 +78,9 @@ def compact_lines(report: Report, width: int) -> list[Styled]:
     page.blank()
     said = answer(report)
     page.add(outcome_line(report), TONE_STYLE.get(said.tone, "bold"))
-    answer_block(page, said)
-    for line in attempt_history(report):
+    for line in attempt_history(report):  # a restarted experiment's attempts first, the latest one's answer next
         page.labelled("history", line)
+    answer_block(page, said)
     if report.chain:
         page.blank()
         _chain(page, report)
