@@ -7,6 +7,7 @@ part in equality, hashing or de-duplication.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -166,6 +167,19 @@ class PodInfo:
     @property
     def key(self) -> tuple[str, str]:
         return (self.namespace, self.name)
+
+    def label(self, key: str) -> str:
+        """A Kubernetes label as any source spells its key: the API's, a log shipper's de-dotted one
+        (``jobset_sigs_k8s_io/restart-attempt``), or kube-state-metrics' ``label_`` name without the prefix
+        (``jobset_sigs_k8s_io_restart_attempt``, when its allowlist exports the label); "" when none has it."""
+        for variant in (key, key.replace(".", "_"), _LABEL_NAME.sub("_", key)):
+            value = self.labels.get(variant)
+            if value:
+                return value
+        return ""
+
+
+_LABEL_NAME = re.compile(r"[^a-zA-Z0-9_]")  # what kube-state-metrics writes as "_" in a label's name
 
 
 @dataclass(frozen=True, slots=True)

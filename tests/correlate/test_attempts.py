@@ -31,6 +31,19 @@ def test_jobset_restart_labels_make_attempts_and_unlabelled_pods_join_the_one_be
     assert [sorted(p.name for p in g) for g in groups] == [["w-0-a", "w-1-a"], ["w-0-b", "w-1-b", "w-2-b"]]
 
 
+def test_the_restart_label_as_metrics_and_log_shippers_spell_it() -> None:
+    """kube-state-metrics (its allowlist exporting the label) names it label_jobset_sigs_k8s_io_restart_attempt,
+    read back without the prefix; a de-dotting shipper writes jobset_sigs_k8s_io/restart-attempt; the API the key
+    itself. Pods known each way are grouped by it alike."""
+    ksm = [replace(labelled(f"w-{i}-a", None, 0), labels={"jobset_sigs_k8s_io_restart_attempt": "0"}) for i in (0, 1)]
+    shipped = replace(labelled("w-0-b", None, 0), labels={"jobset_sigs_k8s_io/restart-attempt": "1"})
+    api = labelled("w-1-b", 1, 0)  # created at the same time as the others: only the labels tell them apart
+    groups = attempts_of([api, shipped, *ksm])
+    assert [sorted(p.name for p in g) for g in groups] == [["w-0-a", "w-1-a"], ["w-0-b", "w-1-b"]]
+    index = replace(pod("j-0-x"), labels={"batch_kubernetes_io_job_completion_index": "3"})
+    assert index.label(INDEX_LABEL) == "3" and index.label("missing/key") == ""
+
+
 def test_a_resubmission_is_a_new_owner_uid_under_the_same_name() -> None:
     old = [replace(pod(f"job-{i}-x", started=at(5)), owner_name="job", owner_uid="uid-1") for i in range(2)]
     new = [replace(pod(f"job-{i}-y", started=at(50)), owner_name="job", owner_uid="uid-2") for i in range(2)]

@@ -131,7 +131,7 @@ def _earlier_waves(unkeyed: Sequence[PodInfo], began: datetime | None, first: in
 
 
 def _restart_labels(pods: Iterable[PodInfo]) -> dict[tuple[str, str], int]:
-    return {p.key: int(v) for p in pods if (v := p.labels.get(RESTART_LABEL, "")).isdigit()}
+    return {p.key: int(v) for p in pods if (v := p.label(RESTART_LABEL)).isdigit()}
 
 
 def _owner_generations(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
@@ -156,7 +156,7 @@ def _job_retries(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
     groups: dict[tuple[str, str | None, str | None], list[PodInfo]] = defaultdict(list)
     for pod in pods:
         if pod.owner_kind == "Job" and pod.created is not None:
-            groups[(pod.namespace, pod.owner_uid or pod.owner_name, pod.labels.get(INDEX_LABEL))].append(pod)
+            groups[(pod.namespace, pod.owner_uid or pod.owner_name, pod.label(INDEX_LABEL) or None)].append(pod)
     keys: dict[tuple[str, str], int] = {}
     for members in groups.values():
         waves = _wave_starts(sorted(end for q in members if (end := q.ended or q.deleted) is not None))
