@@ -108,25 +108,23 @@ def _earlier_waves(unkeyed: Sequence[PodInfo], began: datetime | None, first: in
     creation no source saw (it was there before the window) is of the earliest."""
     if began is None:
         return {}
+    unseen = datetime.min.replace(tzinfo=began.tzinfo)  # created before the window: first
     early = sorted(
-        (p for p in unkeyed if (over := p.ended or p.deleted) is not None and over <= began),
-        key=lambda p: (p.created or datetime.min.replace(tzinfo=began.tzinfo), p.name),
+        (
+            (p.created or unseen, over, p)
+            for p in unkeyed
+            if (over := p.ended or p.deleted) is not None and over <= began
+        ),
+        key=lambda item: (item[0], item[2].name),
     )
     waves: list[list[PodInfo]] = []
-    wave_end: datetime | None = None
-    previous: datetime | None = None
-    for pod in early:
-        over = pod.ended or pod.deleted
-        created = pod.created or datetime.min.replace(tzinfo=began.tzinfo)
-        assert over is not None
-        if not waves or (
-            wave_end is not None and previous is not None and created >= wave_end and created - previous > WAVE_GAP
-        ):
+    wave_end = previous = unseen
+    for created, over, pod in early:
+        if not waves or (created >= wave_end and created - previous > WAVE_GAP):
             waves.append([])
             wave_end = over
         waves[-1].append(pod)
-        wave_end = max(wave_end or over, over)
-        previous = created
+        wave_end, previous = max(wave_end, over), created
     return {pod.key: first - len(waves) + i for i, wave in enumerate(waves) for pod in wave}
 
 
