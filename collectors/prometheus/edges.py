@@ -29,10 +29,11 @@ from whathappened.collectors.prometheus.promql import (
     CANONICAL,
     METRIC,
     OLD,
+    SHORT_MATCHER,
     Spelling,
     chunked_or,
-    escape,
     named,
+    names_matcher,
     quote,
     regex_union,
 )
@@ -54,7 +55,6 @@ from whathappened.collectors.prometheus.signals import (
 COARSE_TARGET_S = 300
 MAX_CLUSTERS = 3
 DIRECT_LIMIT = 120_000  # series x steps an edge query may evaluate over the whole window
-SHORT_MATCHER = 2_000  # longer UUID or pod alternations are replaced by a shorter superset (node, name prefix)
 _PER_POD_SERIES = 4  # a pod signal has a series per phase, reason or container: a rough count for fine_cost
 
 PodKey = tuple[str, str]
@@ -135,20 +135,7 @@ def pod_matcher(pods: Iterable[PodKey], spelling: Spelling = CANONICAL) -> str:
     namespace, pod = spelling.workload
     pods = sorted(set(pods))
     namespaces = f"{namespace}=~{quote(regex_union(ns for ns, _ in pods))}"
-    names = [name for _, name in pods]
-    full = f"{pod}=~{quote(regex_union(names))}"
-    prefix = _prefix(names)
-    if len(full) > SHORT_MATCHER and len(prefix) >= 8:
-        full = f"{pod}=~{quote(escape(prefix) + '.+')}"
-    return f"{namespaces},{full}"
-
-
-def _prefix(names: Sequence[str]) -> str:
-    first, last = min(names), max(names)
-    size = 0
-    while size < min(len(first), len(last)) and first[size] == last[size]:
-        size += 1
-    return first[:size]
+    return f"{namespaces},{names_matcher(pod, (name for _, name in pods), wide=True)}"
 
 
 def _selector(metric: str, where: Where, keys: Iterable[Any], targets: Targets, spelling: Spelling, extra: str) -> str:

@@ -29,7 +29,7 @@ def regex_union(values: Iterable[str]) -> str:
     return f"{escape(prefix)}(?:{'|'.join(rest)})"
 
 
-WIDE_MATCHER = 2_000  # a longer alternation of node names may be matched by their common prefix (a superset)
+SHORT_MATCHER = 2_000  # longer alternations may be replaced by a shorter superset (a names' prefix, nodes)
 
 
 def names_matcher(label: str, values: Iterable[str], wide: bool = False) -> str:
@@ -37,11 +37,10 @@ def names_matcher(label: str, values: Iterable[str], wide: bool = False) -> str:
     filters): Prometheus tries a factored alternation on every value of the label, a second of a three-second
     query at 4,096 nodes, and a prefix for free."""
     names = sorted(set(values))
-    exact = regex_union(names)
-    prefix = _common_prefix(names) if names else ""
-    if wide and len(exact) > WIDE_MATCHER and len(prefix) >= 8:
+    exact = f"{label}=~{quote(regex_union(names))}"
+    if wide and len(exact) > SHORT_MATCHER and len(prefix := _common_prefix(names)) >= 8:
         return f"{label}=~{quote(escape(prefix) + '.+')}"
-    return f"{label}=~{quote(exact)}"
+    return exact
 
 
 def escape(text: str) -> str:

@@ -268,14 +268,11 @@ def flag_parts(sel: Selectors, present: Iterable[str], window: str, models: Iter
             continue
         if signal.metric == XID_GAUGE:
             # the last Xid, per GPU and pod: the GPU's value goes on in another series when its pod dies (often
-            # before the exporter's next scrape), so the first sample after the Xid may begin a new series
+            # before the exporter's next scrape), and dcgm-exporter may label it with err_code (each new value a
+            # new, constant series): any non-zero value, whichever series holds it
             found = [f"group by ({by}) (max_over_time({selector}[{window}]) > 0)"]
         else:
             found = [f"group by ({by}) (changes({selector}[{window}]) > 0)"]
-        if signal.where is Where.GPU:
-            # dcgm-exporter may label the Xid gauge with err_code: each new value is a new, constant series
-            coded = sel.gpu(escape(signal.metric), 'err_code!~"|0"')
-            found.append(f"group by ({by}) (last_over_time({coded}[{window}]))")
         if signal.mode is Mode.RISE:
             found.append(
                 f"group by ({by}) (last_over_time({selector}[{window}]) unless last_over_time({selector}[{LOOKBACK_S:g}s] offset {window}))"

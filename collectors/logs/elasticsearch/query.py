@@ -9,6 +9,7 @@ sub-field, and a term on the analyzed ``text`` field never matches a whole name,
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -47,7 +48,8 @@ def exact(field: str, values: Iterable[str], resolved: Mapping[str, str] = EMPTY
     more than MANY_NAMES names sharing a prefix are asked by it instead, a superset whose other names' lines are
     dropped when read (a 4,096-rank job's pods and nodes are a megabyte of terms, sent again with every page)."""
     listed = sorted(set(values))
-    prefix = _shared_prefix(listed[0], listed[-1]) if wide and len(listed) > MANY_NAMES else ""
+    # names, not paths: the characters they share are wanted, not path components
+    prefix = os.path.commonprefix(listed) if wide and len(listed) > MANY_NAMES else ""  # noqa: RUF071
     if len(prefix) >= 8:
         if field in resolved:
             return {"prefix": {resolved[field]: prefix}}
@@ -60,14 +62,6 @@ def exact(field: str, values: Iterable[str], resolved: Mapping[str, str] = EMPTY
             "minimum_should_match": 1,
         }
     }
-
-
-def _shared_prefix(first: str, last: str) -> str:
-    """The characters the first and the last of sorted names share: every name between shares them too."""
-    size = 0
-    while size < min(len(first), len(last)) and first[size] == last[size]:
-        size += 1
-    return first[:size]
 
 
 def any_of(clauses: Sequence[Query]) -> Query:
