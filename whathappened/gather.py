@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from whathappened.errors import SourceError, WhathappenedError, scrub
 from whathappened.model import SourceReport, SourceStatus, TimelineEvent
-from whathappened.scope import Collector, Discovery, Query, Scope, merge_nodes, merge_pods
+from whathappened.scope import Collector, Discovery, LeavesEvents, Query, Scope, merge_nodes, merge_pods
 from whathappened.timeline import merge_timeline
 
 DEFAULT_DEADLINE_S = 20.0
@@ -113,6 +113,7 @@ def gather(
         run.hand_scope(scope)
     if scope.pods:
         _wait_all([r.finished for r in runs], started + deadline_s, clock)
+        _read_left_events(runs, scope, started + deadline_s, clock)
         for late in [d for d in _discoveries(runs) if not _covers(scope, d)]:
             scope = _with(scope, late)  # the report lists the pods a late source named too
     total = clock() - started
@@ -123,6 +124,32 @@ def gather(
     events = [r.collection.value for r in runs if r.collection.done and isinstance(r.collection.value, list)]
     candidates = tuple(sorted({name for d in found for name in d.candidates}))
     return Gathered(scope=scope, timeline=merge_timeline(*events), sources=ordered, candidates=candidates)
+
+
+def _read_left_events(runs: Sequence[_Run], scope: Scope, until: float, clock: Callable[[], float]) -> None:
+    """A source that left part of its Events to an event archive another source reads (the API's further pages of
+    a namespace's Events, at thousands of pods) reads them after all when no source found an archived Event of
+    the experiment: within the same deadline, its events added to its own collection."""
+    answered = [r for r in runs if r.collection.done and r.collection.error is None]
+    if any(getattr(r.collector, "archived_events", 0) for r in answered):
+        return
+    for run in answered:
+        if isinstance(run.collector, LeavesEvents) and run.collector.left_to_archive:
+            _read_left(run, run.collector, scope, until, clock)
+
+
+def _read_left(run: _Run, leaver: LeavesEvents, scope: Scope, until: float, clock: Callable[[], float]) -> None:
+    began, outcome = clock(), _Outcome()
+    read = threading.Thread(target=_capture, args=(lambda _: leaver.collect_left(scope), leaver, outcome))
+    read.daemon = True
+    read.start()
+    read.join(max(0.0, until - clock()))
+    if outcome.done and outcome.error is None and isinstance(outcome.value, list):
+        if isinstance(run.collection.value, list):
+            run.collection.value.extend(outcome.value)
+    elif outcome.done:  # the extra pages failed: what the source had stands, the failure is named
+        run.collection.error = outcome.error
+    run.took = (run.took or 0.0) + clock() - began
 
 
 def _wait_all(events: Sequence[threading.Event], until: float, clock: Callable[[], float]) -> None:

@@ -90,6 +90,20 @@ class Collector(Protocol):
     def collect(self, scope: Scope) -> Iterable[TimelineEvent]: ...
 
 
+@runtime_checkable
+class LeavesEvents(Protocol):
+    """A collector that may leave part of its Events to an event archive another source reads (the Kubernetes
+    API's further pages of a namespace's Events) and reads them after all when that source found none."""
+
+    name: str
+    requests: int
+
+    @property
+    def left_to_archive(self) -> bool: ...
+
+    def collect_left(self, scope: Scope) -> list[TimelineEvent]: ...
+
+
 def merge_pods(found: Iterable[Iterable[PodInfo]]) -> tuple[PodInfo, ...]:
     """One PodInfo per (namespace, name); earlier sources win field by field, later ones fill gaps."""
     merged: dict[tuple[str, str], PodInfo] = {}

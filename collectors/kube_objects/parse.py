@@ -11,7 +11,7 @@ The reason -> kind table is ``REASONS`` (collectors/kube_objects/reasons.py), th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -265,7 +265,14 @@ def _workload_prefixes(scope: Scope) -> set[tuple[str, str]]:
     Owner references go with deleted pods; the naming convention of every controller stays, so a Job's
     DeadlineExceeded still explains its pods after they are gone.
     """
-    return {(p.namespace, p.name[:i]) for p in scope.pods for i, char in enumerate(p.name) if char == "-" and i}
+    return {(p.namespace, prefix) for p in scope.pods for prefix in _dash_prefixes(p.name)}
+
+
+def _dash_prefixes(name: str) -> Iterator[str]:
+    at = name.find("-", 1)
+    while at != -1:
+        yield name[:at]
+        at = name.find("-", at + 1)
 
 
 def event_names(scope: Scope) -> set[str]:

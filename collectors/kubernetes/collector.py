@@ -50,7 +50,7 @@ from whathappened.collectors.kubernetes.api import (
     build_api_client,
 )
 from whathappened.collectors.kubernetes.container_logs import failed_containers, finished_at, log_events
-from whathappened.collectors.kubernetes.events import fetch_events
+from whathappened.collectors.kubernetes.events import LeftPages, fetch_events, fetch_left
 from whathappened.collectors.kubernetes.snapshot import write_lists
 
 from whathappened.config import KubernetesSettings, Settings
@@ -95,6 +95,8 @@ class KubernetesCollector:
         self._pods: dict[tuple[str, str], dict[str, Any]] = {}
         self._nodes: dict[str, dict[str, Any]] = {}
         self._events: list[Mapping[str, Any]] = []
+        self._left: tuple[LeftPages, ...] = ()
+        self._counts: tuple[int, int, str] = (0, 0, "")  # pods, nodes, the log reads' note: for ``detail``
         self._listed_nodes = False
         self._gone_nodes: set[str] = set()
 
@@ -118,13 +120,15 @@ class KubernetesCollector:
         if self._deadline is None:
             self._start()
         self._fetch_nodes(set(scope.node_names))
-        self._events = scope_event_objects(self._fetch_events(scope), scope)  # one per uid across the lists
+        listed = fetch_events(scope, self._paged, archive=self._archive)
+        self._events, self._left = scope_event_objects(listed.events, scope), listed.left  # one per uid
         wanted = {p.key for p in scope.pods}
         pods = [o for key, o in self._pods.items() if key in wanted]
         timeline = events_from_objects(pods, self._events, self._nodes.values(), scope, self.name)
         logs, log_note = self._failed_logs(pods, scope)
         nodes = [n for n in scope.node_names if n in self._nodes]
-        self.detail = f"{len(pods)} pods, {len(self._events)} events, {len(nodes)} nodes{log_note}"
+        self._counts = (len(pods), len(nodes), log_note)
+        self.detail = self._summary()
         return timeline + logs
 
     def export_snapshot(self, folder: Path) -> None:
@@ -197,8 +201,32 @@ class KubernetesCollector:
                 self._listed_nodes = True
         return [parse_node(self._nodes[n]) for n in sorted(names) if n in self._nodes]
 
-    def _fetch_events(self, scope: Scope) -> list[Mapping[str, Any]]:
-        return fetch_events(scope, self._paged)
+    @property
+    def _archive(self) -> bool:
+        """Whether an event archive is configured (read by the log source alongside)."""
+        return bool(self._settings.elasticsearch.url or self._settings.elasticsearch.cloud_id)
+
+    @property
+    def left_to_archive(self) -> bool:
+        """Whether the last ``collect`` left a namespace's further event pages to the event archive."""
+        return bool(self._left)
+
+    def collect_left(self, scope: Scope) -> list[TimelineEvent]:
+        """The event pages ``collect`` left to the archive, read after all (the archive had none of the scope's
+        events): the timeline events of the Events not seen before."""
+        self.detail += "; the namespace's further event pages unread (no archived event of the experiment)"
+        seen = {_event_uid(e) for e in self._events}
+        found = scope_event_objects(fetch_left(self._left, scope, self._paged), scope)
+        more = [e for e in found if _event_uid(e) not in seen]
+        self._left, self._events = (), self._events + more
+        self.detail = self._summary()
+        return events_from_objects((), more, (), scope, self.name)
+
+    def _summary(self) -> str:
+        pods, nodes, log_note = self._counts
+        left = ", ".join(sorted({pages.namespace for pages in self._left}))
+        archived = f" (further event pages of {left} left to the event archive)" if left else ""
+        return f"{pods} pods, {len(self._events)} events{archived}, {nodes} nodes{log_note}"
 
     def _failed_logs(self, pods: list[dict[str, Any]], scope: Scope) -> tuple[list[TimelineEvent], str]:
         """The last lines of the containers that failed first: where a failure began is in the earliest ends,
@@ -373,6 +401,11 @@ def _json(body: bytes, call: Call) -> Any:
 
 class _Absent(Exception):
     """The object asked for does not exist (any more)."""
+
+
+def _event_uid(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (meta.get("uid", ""), meta.get("namespace", ""), meta.get("name", ""))
 
 
 def p_key(obj: Mapping[str, Any]) -> tuple[str, str]:

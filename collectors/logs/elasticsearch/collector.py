@@ -98,6 +98,7 @@ class LogCollector:
         self.page_size = page_size
         self.detail = ""
         self.documents = 0  # documents transferred, every search together
+        self.archived_events = 0  # archived Events found (an API that left event pages to the archive asks)
         self._requests = Requests(client, where_of(settings))
         self._fetched: dict[DocKey, tuple[str, Mapping[str, Any]]] = {}
         self._shapes: tuple[Shape, ...] | None = None  # which shipper wrote which indices (field caps)
@@ -147,6 +148,7 @@ class LogCollector:
         searches: list[Search] = [buckets for _, buckets in pods if buckets is not None]
         run(self._requests, [*searches, self._events(labelled, events)])
         self._merge(events)
+        self.archived_events += len(events.docs)
         docs = [doc for shape, buckets in pods for doc in self._representatives(shape, buckets, query)]
         docs += list(events.docs.values())
         found = log_parse.discover_from_documents(docs, query, self.reading)
@@ -166,6 +168,7 @@ class LogCollector:
         run(self._requests, [*searches, *self._archived(scope, events)])
         for batch in (lines, tails, events):
             self._merge(batch)
+        self.archived_events += len(events.docs)
         events_found = log_parse.events_from_documents(self._fetched.values(), scope, self.reading, self.limits)
         self.detail = (
             f"{len(scope.pods)} pods, {len(events_found)} events from {self.documents - before} documents"

@@ -17,11 +17,11 @@ from whathappened.collectors.kubernetes.collector import KubernetesCollector, bu
 
 from tests.fixtures.kube import TOKEN, KubeSession, write_kubeconfig
 from tests.support import Scenario, all_scenarios, free_port
-from whathappened.config import KubernetesSettings, Settings
+from whathappened.config import ElasticsearchSettings, KubernetesSettings, Settings
 from whathappened.errors import SourceError, SourceForbidden, SourceTimeout, SourceUnreachable
 from whathappened.gather import gather
 from whathappened.model import PodInfo, SourceStatus, Window
-from whathappened.scope import Query, Scope
+from whathappened.scope import Discovery, Query, Scope
 
 SCENARIO = next(s for s in all_scenarios() if s.name == "maintenance-eviction")
 
@@ -262,3 +262,67 @@ def test_an_experiment_of_many_objects_pages_through_its_namespace(
     assert kept == whole
     assert not any("fieldSelector" in r.query for r in lists)
     assert sum("continue" in r.query for r in lists) == len(lists) - 1 >= 4  # ten events, two a page
+
+
+ARCHIVE = ElasticsearchSettings(url="http://127.0.0.1:9")  # configured: the log source reads an event archive
+
+
+def test_with_an_event_archive_a_large_experiment_leaves_the_further_pages_to_it(
+    kube_double: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The archive's search asks by name at any size: the API's further pages are left, and read only on demand
+    (no archived event found), the same events then as the whole list."""
+    from whathappened.collectors.kubernetes import events
+
+    whole, _ = _events_of(kube_double, 500)
+    monkeypatch.setattr(events, "NAMED_EVENT_LISTS", 0)
+    session = kube_double(BUSY)
+    c = collector(session.kubeconfig, kubernetes=KubernetesSettings(page_size=2), elasticsearch=ARCHIVE)
+    discovery = c.discover(query(BUSY))
+    scope = Scope(query(BUSY), discovery.pods, discovery.nodes)
+    c.collect(scope)
+    lists = [r for r in session.requests if r.path.endswith(f"/namespaces/{BUSY.namespace}/events")]
+    assert len(lists) == 1 and "continue" not in lists[0].query and c.left_to_archive
+    assert f"further event pages of {BUSY.namespace} left to the event archive" in c.detail
+    first = len(c._events)
+    more = c.collect_left(scope)
+    kept = sorted(str(e["metadata"].get("uid") or e["metadata"]["name"]) for e in c._events)
+    assert kept == whole and len(whole) > first and len(more) == len(whole) - first
+    assert not c.left_to_archive and "left to the event archive" not in c.detail
+    assert f", {len(whole)} events," in c.detail
+
+
+class _Archive:
+    """A source that read an event archive and found ``archived`` events of the experiment."""
+
+    name = "logs"
+    requests = 0
+
+    def __init__(self, archived: int) -> None:
+        self.archived_events = archived
+
+    def discover(self, q: Query) -> Discovery:
+        return Discovery()
+
+    def collect(self, scope: Scope) -> list[Any]:
+        return []
+
+
+@pytest.mark.parametrize("archived", [0, 3])
+def test_the_left_pages_are_read_only_when_the_archive_found_nothing(
+    kube_double: Any, monkeypatch: pytest.MonkeyPatch, archived: int
+) -> None:
+    from whathappened.collectors.kubernetes import events
+
+    monkeypatch.setattr(events, "NAMED_EVENT_LISTS", 0)
+    session = kube_double(BUSY)
+    whole = gather([collector(session.kubeconfig)], query(BUSY), deadline_s=10).timeline
+    session = kube_double(BUSY)
+    c = collector(session.kubeconfig, kubernetes=KubernetesSettings(page_size=2), elasticsearch=ARCHIVE)
+    result = gather([c, _Archive(archived)], query(BUSY), deadline_s=10)
+    lists = [r for r in session.requests if r.path.endswith(f"/namespaces/{BUSY.namespace}/events")]
+    if archived:
+        assert len(result.timeline) < len(whole) and len(lists) == 1 and c.left_to_archive
+    else:
+        assert result.timeline == whole and len(lists) >= 5 and not c.left_to_archive
+    assert result.sources[0].status == SourceStatus.OK
