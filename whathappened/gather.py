@@ -112,8 +112,12 @@ def gather(
     for run in runs:
         run.hand_scope(scope)
     if scope.pods:
+        # the Events a source left to an event archive are read, when the archive had none, as soon as the
+        # sources concerned are done: not after the slowest of the others
+        archive = [r for r in runs if _with_archive(r.collector)]
+        _wait_all([r.finished for r in archive], started + deadline_s, clock)
+        _read_left_events(archive, scope, started + deadline_s, clock)
         _wait_all([r.finished for r in runs], started + deadline_s, clock)
-        _read_left_events(runs, scope, started + deadline_s, clock)
         for late in [d for d in _discoveries(runs) if not _covers(scope, d)]:
             scope = _with(scope, late)  # the report lists the pods a late source named too
     total = clock() - started
@@ -136,6 +140,11 @@ def _read_left_events(runs: Sequence[_Run], scope: Scope, until: float, clock: C
     for run in answered:
         if isinstance(run.collector, LeavesEvents) and run.collector.left_to_archive:
             _read_left(run, run.collector, scope, until, clock)
+
+
+def _with_archive(collector: Collector) -> bool:
+    """Whether a source leaves Events to an event archive or reads one (a source not yet built does neither)."""
+    return isinstance(collector, LeavesEvents) or getattr(collector, "archived_events", None) is not None
 
 
 def _read_left(run: _Run, leaver: LeavesEvents, scope: Scope, until: float, clock: Callable[[], float]) -> None:

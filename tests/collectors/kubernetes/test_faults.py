@@ -5,6 +5,7 @@ and never a credential: 401/403 forbidden, 404 namespace, 429 retried after Retr
 from __future__ import annotations
 
 import os
+import threading
 import socket
 from pathlib import Path
 from typing import Any
@@ -326,3 +327,44 @@ def test_the_left_pages_are_read_only_when_the_archive_found_nothing(
     else:
         assert result.timeline == whole and len(lists) >= 5 and not c.left_to_archive
     assert result.sources[0].status == SourceStatus.OK
+
+
+class _Slow:
+    """A source that reads no archive and answers only when released."""
+
+    name = "prometheus"
+    requests = 0
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def discover(self, q: Query) -> Discovery:
+        return Discovery()
+
+    def collect(self, scope: Scope) -> list[Any]:
+        self.release.wait(10)
+        return []
+
+
+def test_the_left_pages_do_not_wait_for_a_source_without_an_archive(
+    kube_double: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from whathappened.collectors.kubernetes import events
+
+    monkeypatch.setattr(events, "NAMED_EVENT_LISTS", 0)
+    session = kube_double(BUSY)
+    c = collector(session.kubeconfig, kubernetes=KubernetesSettings(page_size=2), elasticsearch=ARCHIVE)
+    slow = _Slow()
+    done: list[Any] = []
+    run = threading.Thread(target=lambda: done.append(gather([c, _Archive(0), slow], query(BUSY), deadline_s=20)))
+    run.start()
+    read = False
+    for _ in range(200):  # the left pages are read while the slow source still holds its answer
+        lists = [r for r in session.requests if r.path.endswith(f"/namespaces/{BUSY.namespace}/events")]
+        if len(lists) >= 5 and not c.left_to_archive and not done:
+            read = True
+            break
+        threading.Event().wait(0.05)
+    slow.release.set()
+    run.join(20)
+    assert read and done and done[0].sources[0].status == SourceStatus.OK
