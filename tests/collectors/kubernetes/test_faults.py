@@ -5,8 +5,8 @@ and never a credential: 401/403 forbidden, 404 namespace, 429 retried after Retr
 from __future__ import annotations
 
 import os
-import threading
 import socket
+import threading
 from pathlib import Path
 from typing import Any
 
