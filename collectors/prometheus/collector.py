@@ -69,7 +69,7 @@ class PrometheusCollector:
         self.bytes = 0
         self.detail = ""
         self.fetched: list[Series] = []
-        self._requests_seen: list[Series] = []
+        self._discovered: list[Series] = []  # discovery's pod series (info, labels, GPU requests): recorded too
         self._utilization = utilization  # the per-pod strip only the HTML report draws: one costly range query
         self._direct_limit = direct_limit  # edge queries over the whole window up to this many series x steps
         self._dcgm_nodes = self._flagged = 0
@@ -137,7 +137,9 @@ class PrometheusCollector:
                 metric, value = (GPU_REQUESTS, float(item["value"][1])) if "resource" in item["metric"] else (name, 1.0)
                 builder.add(metric, item["metric"], last.get(_pod_key(item["metric"]), end.timestamp()), value)
         discovered = builder.series()
-        self._requests_seen = [one for one in discovered if one.name == GPU_REQUESTS]  # recorded with the rest
+        # recorded with the rest: a snapshot must name the pods the API no longer has (an earlier attempt's) as
+        # this discovery did; the phase edges are added by fetch (once)
+        self._discovered = [one for one in discovered if one.name != PHASE]
         discovery = discover_from_series(discovered, query)
         self._sync()
         self.detail = f"{len(discovery.pods)} pods found in kube-state-metrics history"
@@ -208,7 +210,7 @@ class PrometheusCollector:
         self._edges(builder, targets, spelling, models, scope, vanished)
         self._dcgm_nodes = len({_node_of(r["metric"]) for r in node_refs})
         self._flagged = len(targets.uuids)
-        self.fetched = builder.series() + utilization + self._requests_seen
+        self.fetched = builder.series() + utilization + self._discovered
         self._sync()
         return self.fetched
 

@@ -292,6 +292,17 @@ def test_snapshot_written_from_a_live_run_gives_the_same_events(live, tmp_path: 
     assert len(strips) <= 4 * 121  # the utilization strips: at most about 120 points per pod
 
 
+@pytest.mark.parametrize("name", ["history-after-deletion", "jobset-restarted", "job-retried", "xid79-fallen-off-bus"])
+def test_a_snapshot_written_from_a_live_run_names_the_same_pods(live, tmp_path: Path, name: str) -> None:
+    """Pods the API no longer has (an earlier attempt's, a deleted job's) are known from kube-state-metrics alone:
+    the snapshot must name them with the same creation, start and end as the live discovery did."""
+    run = live(name, "prometheus")
+    series, problems = parse_openmetrics(gzip.decompress(run.collector.export_snapshot(tmp_path).read_bytes()).decode())
+    assert problems == [] and run.discovery.pods
+    again = discover_from_series(series, query_of(SCENARIOS[name]))
+    assert again.pods == run.discovery.pods
+
+
 def test_unknown_experiment_suggests_names(live, prometheus_servers) -> None:
     scenario = SCENARIOS["oom-killed"]
     collector = PrometheusCollector(PrometheusSettings(url=prometheus_servers.url_for("oom-killed")))
