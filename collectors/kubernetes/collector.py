@@ -51,7 +51,7 @@ from whathappened.collectors.kubernetes.api import (
 )
 from whathappened.collectors.kubernetes.container_logs import failed_containers, finished_at, log_events
 from whathappened.collectors.kubernetes.events import LeftPages, fetch_events, fetch_left
-from whathappened.collectors.kubernetes.snapshot import write_lists
+from whathappened.collectors.kubernetes.snapshot import LogTail, write_lists
 
 from whathappened.config import KubernetesSettings, Settings
 from whathappened.errors import SourceError, SourceForbidden, SourceTimeout
@@ -96,6 +96,7 @@ class KubernetesCollector:
         self._nodes: dict[str, dict[str, Any]] = {}
         self._events: list[Mapping[str, Any]] = []
         self._left: tuple[LeftPages, ...] = ()
+        self._tails: list[LogTail] = []  # the container logs read, as served: a snapshot records them
         self._counts: tuple[int, int, str] = (0, 0, "")  # pods, nodes, the log reads' note: for ``detail``
         self._listed_nodes = False
         self._gone_nodes: set[str] = set()
@@ -132,8 +133,9 @@ class KubernetesCollector:
         return timeline + logs
 
     def export_snapshot(self, folder: Path) -> None:
-        """Write what was fetched as kubernetes/{pods,events,nodes}.json in kubectl's List shape."""
-        write_lists(folder, list(self._pods.values()), self._events, list(self._nodes.values()))
+        """Write what was fetched as kubernetes/{pods,events,nodes}.json in kubectl's List shape, and the container
+        logs read as kubernetes/logs/NAMESPACE/POD/CONTAINER[.previous].log."""
+        write_lists(folder, list(self._pods.values()), self._events, list(self._nodes.values()), self._tails)
 
     # --- resolution ---
 
@@ -237,6 +239,7 @@ class KubernetesCollector:
             key=lambda item: (item[0], item[1]),
         )  # fmt: skip
         chosen = [(obj, container, previous) for _, _, obj, container, previous in ended[: self._kube.log_containers]]
+        self._tails = []
         lines, note = self._read_logs(chosen)
         start, end = scope.window.start - WINDOW_SLACK, scope.window.end + WINDOW_SLACK
         return [e for e in lines if start <= e.at <= end], note
@@ -276,6 +279,8 @@ class KubernetesCollector:
         ]
         where = {"namespace": meta["namespace"], "name": meta["name"]}
         raw = self._get_optional(call, "pod-log", where, params, accept=LOG, decode=False)
+        if raw:
+            self._tails.append(LogTail(meta["namespace"], meta["name"], container, previous, raw))
         subject = Subject(meta["namespace"], meta["name"], container, (obj.get("spec") or {}).get("nodeName"))
         return log_events(raw or b"", subject, previous, self.name)
 

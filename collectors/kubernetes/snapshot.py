@@ -1,20 +1,46 @@
 """The Kubernetes part of a snapshot folder: ``kubernetes/{pods,events,nodes}.json`` in kubectl's List shape
-(``kubectl get -o json``), written from what the live collector fetched and read back through the same parsers."""
+(``kubectl get -o json``), and the container logs the live collector read (``kubernetes/logs/NAMESPACE/POD/
+CONTAINER.log``, ``CONTAINER.previous.log`` for ``--previous``, as ``kubectl logs --timestamps`` prints them),
+written from what the live collector fetched and read back through the same parsers."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from whathappened.collectors.kube_objects.parse import discover_from_objects, events_from_objects, parse_node
+from whathappened.collectors.kube_objects.parse import (
+    WINDOW_SLACK,
+    discover_from_objects,
+    events_from_objects,
+    parse_node,
+)
+from whathappened.collectors.kubernetes.container_logs import log_events
 from whathappened.collectors.recorded import RecordedPart
 
-from whathappened.model import TimelineEvent
+from whathappened.model import Subject, TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
 
 KUBERNETES_FILES = ("pods", "events", "nodes")
+LOGS = "logs"
+PREVIOUS = ".previous.log"
+
+
+@dataclass(frozen=True, slots=True)
+class LogTail:
+    """One container instance's lines as the API served them (``kubectl logs --timestamps``)."""
+
+    namespace: str
+    pod: str
+    container: str
+    previous: bool
+    raw: bytes
+
+    def path(self, folder: Path) -> Path:
+        name = self.container + (PREVIOUS if self.previous else ".log")
+        return folder / "kubernetes" / LOGS / self.namespace / self.pod / name
 
 
 def present(folder: Path) -> bool:
@@ -26,8 +52,9 @@ def write_lists(
     pods: Sequence[Mapping[str, Any]],
     events: Sequence[Mapping[str, Any]],
     nodes: Sequence[Mapping[str, Any]],
+    tails: Sequence[LogTail] = (),
 ) -> None:
-    """kubernetes/{pods,events,nodes}.json, each a typed List as kubectl prints it."""
+    """kubernetes/{pods,events,nodes}.json, each a typed List as kubectl prints it, and the container logs read."""
     target = folder / "kubernetes"
     target.mkdir(parents=True, exist_ok=True)
     shapes = (
@@ -39,6 +66,10 @@ def write_lists(
         typed = [{"apiVersion": "v1", "kind": kind, **item} for item in items]
         body = {"apiVersion": "v1", "kind": list_kind, "metadata": {"resourceVersion": ""}, "items": typed}
         (target / f"{name}.json").write_text(json.dumps(body, indent=1, default=str))
+    for tail in tails:
+        path = tail.path(folder)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(tail.raw)
 
 
 class SnapshotKubernetes(RecordedPart):
@@ -82,9 +113,44 @@ class SnapshotKubernetes(RecordedPart):
     def collect(self, scope: Scope) -> list[TimelineEvent]:
         lists = self._load()
         events = events_from_objects(lists["pods"], lists["events"], lists["nodes"], scope)
+        lines = self._log_lines(lists["pods"], scope)
         pods = {p.name for p in scope.pods if "kubernetes" in p.sources}
         self.detail = f"{len(pods)} pods, {len(events)} events, {len(lists['nodes'])} nodes (snapshot)"
-        return events
+        if lines:
+            self.detail = self.detail.replace(" (snapshot)", f", {len(lines)} container log lines (snapshot)")
+        return events + lines
+
+    def _log_lines(self, pods: Sequence[Mapping[str, Any]], scope: Scope) -> list[TimelineEvent]:
+        """The recorded container logs of the scope's pods, as the live collector turned them into events."""
+        nodes = {(_meta(obj, "namespace"), _meta(obj, "name")): (obj.get("spec") or {}).get("nodeName") for obj in pods}
+        wanted = {p.key for p in scope.pods}
+        start, end = scope.window.start - WINDOW_SLACK, scope.window.end + WINDOW_SLACK
+        found: list[TimelineEvent] = []
+        for namespace, pod, container, previous, path in self._log_files():
+            if (namespace, pod) not in wanted:
+                continue
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                self._problem(path, f"cannot be read ({exc.strerror})")
+                continue
+            subject = Subject(namespace, pod, container, nodes.get((namespace, pod)))
+            found += [e for e in log_events(raw, subject, previous, self.name) if start <= e.at <= end]
+        return found
+
+    def _log_files(self) -> Iterator[tuple[str, str, str, bool, Path]]:
+        root = self.folder / "kubernetes" / LOGS
+        if not root.is_dir():
+            return
+        for path in sorted(root.glob("*/*/*.log")):
+            previous = path.name.endswith(PREVIOUS)
+            container = path.name.removesuffix(PREVIOUS) if previous else path.name.removesuffix(".log")
+            yield path.parent.parent.name, path.parent.name, container, previous, path
+
+
+def _meta(obj: Mapping[str, Any], key: str) -> str:
+    metadata = obj.get("metadata")
+    return str(metadata.get(key) or "") if isinstance(metadata, dict) else ""
 
 
 def _name(obj: Mapping[str, Any]) -> str | None:

@@ -190,6 +190,19 @@ def test_export_snapshot_reads_back_the_same(outcome: dict[str, Any], tmp_path: 
     assert Counter(e.identity for e in again) == Counter(e.identity for e in live)
 
 
+def test_a_snapshot_keeps_the_container_logs_read(outcome: dict[str, Any], tmp_path: Path) -> None:
+    """The failed containers' last lines are evidence too (the only logs where no log store is configured): the
+    snapshot records them as served and reads them back to the same timeline, log lines included."""
+    from whathappened.collectors.kubernetes.snapshot import SnapshotKubernetes
+
+    outcome["collector"].export_snapshot(tmp_path)
+    again = SnapshotKubernetes(tmp_path).collect(outcome["scope"])
+    assert Counter(e.identity for e in again) == Counter(e.identity for e in outcome["timeline"])
+    lines = [e for e in again if e.kind == Kind.LOG_LINE]
+    assert bool(lines) == any(e.kind == Kind.LOG_LINE for e in outcome["timeline"])
+    assert all(e.subject.node and e.source == "kubernetes" for e in lines)
+
+
 def test_all_namespaces_finds_the_same_pods(kube_double: Any) -> None:
     scenario = next(s for s in SCENARIOS if s.name == "maintenance-eviction")
     session = kube_double(scenario)
