@@ -130,7 +130,7 @@ def _pod(
     times = [t for s in [*info, *([labels] if labels else [])] for t, _ in s.samples]
     last = max(times) if times else None
     latest_info = max(info, key=lambda s: s.samples[-1][0] if s.samples else 0.0, default=None)
-    rises = sorted((e.at, e.series.labels.get("phase", "")) for s in phases for e in edges(s, window_start))
+    rises = sorted((e.at, e.series.labels.get("phase", "")) for s in _newest(phases) for e in edges(s, window_start))
     started = next((t for t, p in rises if p == "Running"), None)
     ended = next((t for t, p in rises if p in ("Failed", "Succeeded")), None)
     gone = last is not None and last < to_unix(query.window.end) - 2 * LOOKBACK_S
@@ -153,6 +153,18 @@ def _pod(
         deleted=from_unix(last) if gone and last is not None else None,
         sources=frozenset({SOURCE}),
     )
+
+
+def _newest(phases: list[Series]) -> list[Series]:
+    """The phase series of the pod's newest generation: a controller that recreates a pod under its name (a
+    Volcano RestartJob, a PyTorchJob's ExitCode policy) gives each new pod its own uid; the earlier pods' ends are
+    on the timeline, the pod's own life is the newest one's."""
+    by_uid: dict[str, list[Series]] = {}
+    for one in phases:
+        by_uid.setdefault(one.labels.get("uid", ""), []).append(one)
+    if len(by_uid) < 2:
+        return phases
+    return max(by_uid.values(), key=lambda group: min((s.samples[0][0] for s in group if s.samples), default=0.0))
 
 
 def _uid(info: Series | None, labels: Series | None) -> str | None:

@@ -279,3 +279,38 @@ def test_a_long_history_lists_the_first_and_the_latest_attempts_and_counts_the_o
     there = replace(a, created=None)
     unknown = replace(report, attempts=(Attempt(1, (there,), None, finished=at(5)), *many.attempts[1:2]))
     assert attempt_history(unknown)[0].startswith(f"attempt 1 (before {report.window.start:%H:%M:%S} UTC-")
+
+
+def test_pods_created_again_under_their_names_are_the_next_attempt() -> None:
+    """A Volcano job's RestartJob, a PyTorchJob's ExitCode policy: the failed pods deleted and created again under
+    the same names. Attempt 1 ends in the GPU fault, attempt 2 runs; the answer is the last failure's, not
+    "no failure", and attempt 1's start is not the new pods' creation."""
+    a = replace(pod("w-0", "node-a", started=at(31, 20)), created=at(31), phase="Running")
+    b = replace(pod("w-1", "node-b", started=at(31, 20)), created=at(31), phase="Running")
+    events = [
+        ev(Kind.CONTAINER_STARTED, START, a.name, "node-a"),
+        ev(Kind.CONTAINER_STARTED, START, b.name, "node-b"),
+        ev(Kind.GPU_XID, at(29), node="node-a", gpu="3", source="logs", xid=79),
+        exited(a.name, "node-a", at(29, 9), 1),
+        ev(Kind.POD_PHASE, at(29, 10), a.name, "node-a", source="prometheus", phase="Failed"),
+        ev(Kind.NCCL_ERROR, at(29, 20), b.name, "node-b", source="logs"),
+        exited(b.name, "node-b", at(29, 26), 1),
+        ev(Kind.POD_DELETED, at(29, 40), b.name, "node-b"),
+        ev(Kind.POD_CREATED, at(31), a.name, "node-a"),
+        ev(Kind.POD_PHASE, at(31), b.name, "node-b", source="prometheus", phase="Pending"),
+        ev(Kind.CONTAINER_STARTED, at(31, 20), a.name, "node-a"),
+        ev(Kind.CONTAINER_STARTED, at(31, 20), b.name, "node-b"),
+    ]
+    assert restart_waves([a, b], timeline_of(events)) == (at(31),)
+    report = assemble(gathered([a, b], events))
+    assert [(t.start, t.end) for t in report.attempts] == [(None, at(31)), (at(31), None)]
+    assert [t.root_cause.cause if t.root_cause else None for t in report.attempts] == ["gpu-fallen-off-bus", None]
+    assert report.root_cause is not None and (report.root_cause.pod, report.root_cause.cause) == (
+        "w-0",
+        "gpu-fallen-off-bus",
+    )
+    assert report.outcome == "explained"
+    assert {(v.pod, v.cause) for v in report.verdicts} == {("w-0", "gpu-fallen-off-bus"), ("w-1", "nccl-error")}
+    # a pod that ended once and was never created again, or an init container's end, begins no attempt
+    single = [e for e in events if e.at < at(31)]
+    assert restart_waves([a, b], timeline_of(single)) == ()

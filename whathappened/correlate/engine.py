@@ -73,13 +73,18 @@ def _restarted_in_place(
         if whole.root_cause is not None:
             each[-1] = whole
     attempts = tuple(
-        Attempt(n, scope.pods, c.root_cause, began=i.began, finished=i.finished or _last_death(c))
+        Attempt(n, i.scope.pods, c.root_cause, began=i.began, finished=i.finished or _last_death(c))
         for n, (i, c) in enumerate(zip(split, each, strict=True), start=1)
     )
     latest = each[-1]
+    answer = latest
+    if latest.root_cause is None and not latest.verdicts:
+        # the pods were created again under their names and run, nothing failed since: as for containers
+        # restarted in place, the experiment's answer is its last failure's (the history shows the latest running)
+        answer = next((c for c in reversed(each[:-1]) if c.root_cause is not None), latest)
     judged = {v.pod for v in latest.verdicts}
     earlier = {v.pod: v for c in each[:-1] for v in c.verdicts if v.pod not in judged}
-    return replace(latest, verdicts=(*earlier.values(), *latest.verdicts)), attempts
+    return replace(answer, verdicts=(*earlier.values(), *latest.verdicts)), attempts
 
 
 def _last_death(c: Correlation) -> datetime | None:

@@ -75,7 +75,7 @@ def in_place(scope: Scope, timeline: Sequence[TimelineEvent], waves: Sequence[da
         last = bisect_right(times, hi) if hi is not None else len(times)
         span = timeline[first:last]
         dead = _died_in(span)
-        pods = tuple(replace(p, started=None) if hi is None else _as_it_stood(p, dead) for p in scope.pods)
+        pods = tuple(replace(p, started=None) if hi is None else _as_it_stood(p, dead, hi) for p in scope.pods)
         found.append(Incident(replace(scope, pods=pods), span, first, lo, hi, in_place=True))
     return tuple(found)
 
@@ -184,17 +184,45 @@ def _begun_before(pod: PodInfo, starts: dict[int, datetime], first: int) -> int:
 
 
 def restart_waves(pods: Sequence[PodInfo], timeline: Sequence[TimelineEvent]) -> tuple[datetime, ...]:
-    """When the pods' containers were restarted in place, as the sources saw each restart (kube-state-metrics'
-    restart counter at every increment, the API at the last): the first restart of each wave, restarts within
-    RESTART_GAP of each other taken as one wave (a gang restarts together, a crash loop backs off)."""
+    """When the pods were restarted under the same names: their containers in place, as the sources saw each
+    restart (kube-state-metrics' restart counter at every increment, the API at the last), or the pods themselves
+    deleted or failed and created again by their controller (a Volcano job's RestartJob, a PyTorchJob's ExitCode
+    policy, an MPIJob: the same pod names, new pods). The first restart of each wave, restarts within RESTART_GAP
+    of each other taken as one wave (a gang restarts together, a crash loop backs off)."""
     keys = {p.key for p in pods}
     ours = [e for e in timeline if (e.subject.namespace or "", e.subject.pod or "") in keys]
     times = sorted(e.at for e in ours if e.kind == Kind.CONTAINER_RESTARTED)
-    waves = [t for i, t in enumerate(times) if i == 0 or t - times[i - 1] > RESTART_GAP]
+    waves = _waves(times)
     # a counter that moved at the last death of a container left backing off began no attempt: none started after
     if waves and not any(e.kind == Kind.CONTAINER_STARTED and e.at >= waves[-1] for e in ours):
         waves.pop()
-    return tuple(waves)
+    recreated = _recreations(ours)
+    return tuple(_waves(sorted({*waves, *recreated}))) if recreated else tuple(waves)
+
+
+def _waves(times: Sequence[datetime]) -> list[datetime]:
+    return [t for i, t in enumerate(times) if i == 0 or t - times[i - 1] > RESTART_GAP]
+
+
+_POD_ENDS = frozenset({Kind.POD_FAILED, Kind.POD_SUCCEEDED, Kind.POD_DELETED})
+_ENDED_PHASES = frozenset({"Failed", "Succeeded"})
+_BEGUN_PHASES = frozenset({"Pending"})
+
+
+def _recreations(ours: Sequence[TimelineEvent]) -> list[datetime]:
+    """When a pod was created again under its name after it had ended (failed, succeeded or deleted): the API's
+    creation time of the new pod, kube-state-metrics' first phase of its series."""
+    ended: dict[tuple[str, str], datetime] = {}
+    found: list[datetime] = []
+    for event in ours:  # in time order (merge_timeline)
+        key = (event.subject.namespace or "", event.subject.pod or "")
+        phase = event.attrs.get("phase") if event.kind == Kind.POD_PHASE else None
+        if event.kind in _POD_ENDS or phase in _ENDED_PHASES:
+            ended.setdefault(key, event.at)
+        elif (event.kind == Kind.POD_CREATED or phase in _BEGUN_PHASES) and key in ended and event.at > ended[key]:
+            found.append(event.at)
+            del ended[key]
+    return found
 
 
 def _died_in(span: Sequence[TimelineEvent]) -> frozenset[tuple[str | None, str]]:
@@ -202,8 +230,18 @@ def _died_in(span: Sequence[TimelineEvent]) -> frozenset[tuple[str | None, str]]
     return frozenset((e.subject.namespace, e.subject.pod) for e in span if e.kind in TERMINAL and e.subject.pod)
 
 
-def _as_it_stood(pod: PodInfo, dead: frozenset[tuple[str | None, str]]) -> PodInfo:
+def _as_it_stood(pod: PodInfo, dead: frozenset[tuple[str | None, str]], end: datetime) -> PodInfo:
     """The pod at the end of an earlier attempt: failed when one of its containers ended in the span, else
-    running; what the API says of it now belongs to the latest attempt."""
+    running; what the API says of it now belongs to the latest attempt (its creation too, when a pod of that name
+    was created again after the span)."""
     died = (pod.namespace, pod.name) in dead or (None, pod.name) in dead  # as fates.is_about matches a subject
-    return replace(pod, phase="Failed" if died else "Running", started=None, ended=None, deleted=None, containers=())
+    created = pod.created if pod.created is None or pod.created < end else None
+    return replace(
+        pod,
+        phase="Failed" if died else "Running",
+        created=created,
+        started=None,
+        ended=None,
+        deleted=None,
+        containers=(),
+    )

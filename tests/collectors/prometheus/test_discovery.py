@@ -118,3 +118,38 @@ def test_a_pods_gpus_are_its_containers_gpu_requests() -> None:
         query(),
     )
     assert [(p.name, p.gpus_requested) for p in found.pods] == [("w-0", 9)]
+
+
+def test_a_pod_created_again_under_its_name_is_its_newest_generation() -> None:
+    """A controller that deletes a failed pod and creates it again under the same name (a Volcano RestartJob, a
+    PyTorchJob's ExitCode policy): kube-state-metrics writes each pod's series with its own uid. The pod's life is
+    the newest one's (created and started again, not ended); the first one's end stays on the timeline."""
+    old, new = (
+        {"namespace": "research", "pod": "w-0", "uid": "u1"},
+        {"namespace": "research", "pod": "w-0", "uid": "u2"},
+    )
+    labels = {"label_experiment": "llama-70b-run7"}
+    found = discover_from_series(
+        [
+            series("kube_pod_labels", {**old, **labels}, [1] * 20, start=T0 + 120),
+            series("kube_pod_info", {**old, "node": "n1"}, [1] * 20, start=T0 + 120),
+            series("kube_pod_status_phase", {**old, "phase": "Pending"}, [1] + [0] * 19, start=T0 + 120),
+            series("kube_pod_status_phase", {**old, "phase": "Running"}, [0] + [1] * 15 + [0] * 4, start=T0 + 120),
+            series("kube_pod_status_phase", {**old, "phase": "Failed"}, [0] * 16 + [1] * 4, start=T0 + 120),
+            series("kube_pod_labels", {**new, **labels}, [1] * 211, start=T0 + 900),
+            series("kube_pod_info", {**new, "node": "n2"}, [1] * 211, start=T0 + 900),
+            series("kube_pod_status_phase", {**new, "phase": "Pending"}, [1] + [0] * 210, start=T0 + 900),
+            series("kube_pod_status_phase", {**new, "phase": "Running"}, [0] + [1] * 210, start=T0 + 900),
+        ],
+        query(namespace=None),
+    )
+    [p] = found.pods
+    stamp = lambda s: datetime.fromtimestamp(T0 + s, UTC)  # noqa: E731
+    assert (p.created, p.started, p.ended, p.phase, p.node, p.uid) == (
+        stamp(900),
+        stamp(930),
+        None,
+        "Running",
+        "n2",
+        "u2",
+    )
