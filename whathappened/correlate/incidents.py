@@ -10,7 +10,8 @@ Which attempt a pod belongs to, in the order the sources can tell:
   index (label ``batch.kubernetes.io/job-completion-index``), or, for a Job without indexes, the attempt after
   every wave of its pods' ends that came before it was created;
 - otherwise the experiment ran once, unless its containers were restarted in place (``restartPolicy: OnFailure``, a
-  PyTorchJob's or Job's in-place restarts): each wave of restarts then ends an attempt of the same pods
+  PyTorchJob's or Job's in-place restarts) or its pods were created again under their names (a Volcano
+  RestartJob, a PyTorchJob's ExitCode policy): each wave of restarts then ends an attempt of the same pods
   (``restart_waves``), each explained on the events of its own span with the pods as they stood at its end.
 Pods a source knew without the label or the owner's UID (a deleted pod known only from metrics or logs) join the
 latest attempt that had begun when they were created; those that had ended before any began are earlier attempts,
