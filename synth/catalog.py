@@ -57,6 +57,7 @@ SCENARIOS: dict[str, Story] = {
     "jobset-restarted": stories_attempts.jobset_restarted,
     "job-retried": stories_attempts.job_retried,
     "restarted-in-place": stories_attempts.restarted_in_place,
+    "volcano-restarted": stories_attempts.volcano_restarted,
 }
 
 

@@ -87,6 +87,54 @@ def jobset_restarted(ids: Ids) -> Recording:
     )
 
 
+def volcano_restarted(ids: Ids) -> Recording:
+    """A Volcano job whose policy restarts it when a pod fails (``PodFailed: RestartJob``): after a GPU fault the
+    controller deletes every pod and creates them again under the same names (new uids, the next job version);
+    the second run is still training when the window ends."""
+    s = Setup(
+        "volcano-restarted",
+        "Attempt 1: Xid 79 on GPU 2 of one node, its rank dies and the others fail on NCCL; Volcano's RestartJob "
+        "deletes every pod and creates them again under the same names. Attempt 2 trains on to the window's end.",
+        "mixtral-8x22b-cpt",
+        "research",
+        "volcano.sh/job-name",
+        "volcano",
+        "eks-p5",
+        "p5-ondemand",
+        "cpt-eks",
+        day(11, 24, 2),
+        3,
+        hours=2.0,
+    )
+    rec, nodes, first = begin(ids, s)
+    node = nodes[2]
+    t1 = day(11, 24, 2, 37) + timedelta(seconds=12)
+    training_chatter(rec, ids, first, t1, ckpt_path="/fsx/ckpt/mixtral-8x22b-cpt")
+    xid(rec, node, 2, t1, 79, "GPU has fallen off the bus.", None)
+    bad = first[2]
+    rank_crash(rec, bad, t1 + timedelta(seconds=4), 2, [msg.cuda_error("unspecified launch failure")])
+    others = [first[0], first[1]]
+    nccl_error_collateral(rec, others, t1 + timedelta(seconds=15), bad.rank0 + 2)
+    restarted = t1 + timedelta(seconds=45)
+    for pod in first:
+        pod.deletion_at, pod.gone_at = restarted, restarted + timedelta(seconds=5)
+    second = make_pods(
+        Ids(ids.seed + 1), s.framework, s.experiment, s.namespace, nodes, created=restarted + timedelta(seconds=8),
+        label_key=s.label_key,
+    )  # fmt: skip
+    for pod in second:
+        pod.labels = {**pod.labels, "volcano.sh/job-retry-count": "1"}
+    rec.pods.extend(second)
+    lifecycle_events(rec, second)
+    training_chatter(rec, ids, second, rec.meta.end - timedelta(minutes=2), ckpt_path="/fsx/ckpt/mixtral-8x22b-cpt")
+    rec.meta = replace(rec.meta, captured_at=rec.meta.end)
+    return expect(
+        rec,
+        (bad, "gpu-fallen-off-bus", True, None),
+        *((p, "nccl-error", False, bad) for p in others),
+    )
+
+
 def job_retried(ids: Ids) -> Recording:
     """An indexed Job whose pods all failed after a GPU fault; the Job controller replaced each failed pod (its
     backoffLimit: same Job, same completion indexes, new pods), and the replacements failed on a CUDA OOM."""
