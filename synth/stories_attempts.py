@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from synth import messages as msg
 from synth.common import (
@@ -17,10 +18,49 @@ from synth.common import (
 )
 from synth.frameworks import make_pods
 from synth.ids import Ids
-from synth.spec import Pod, Recording
+from synth.spec import Node, Pod, Recording
 from synth.story import Setup, begin, day, expect
 
 RESTART_LABEL = "jobset.sigs.k8s.io/restart-attempt"
+
+
+def _gpu_lost(
+    rec: Recording, node: Node, bad: Pod, others: list[Pod], at: datetime, gpu: int, crash_after: int, nccl_after: int
+) -> None:
+    """Xid 79 on the node's GPU: its rank dies of the lost GPU a few seconds later, the other ranks on NCCL errors."""
+    xid(rec, node, gpu, at, 79, "GPU has fallen off the bus.", None)
+    rank_crash(rec, bad, at + timedelta(seconds=crash_after), gpu, [msg.cuda_error("unspecified launch failure")])
+    nccl_error_collateral(rec, others, at + timedelta(seconds=nccl_after), bad.rank0 + gpu)
+
+
+def _created_again(
+    rec: Recording,
+    ids: Ids,
+    s: Setup,
+    nodes: list[Node],
+    first: list[Pod],
+    deleted: datetime,
+    after: int,
+    adjust: Callable[[Pod], None],
+) -> list[Pod]:
+    """Every pod of the attempt deleted at ``deleted`` and the next attempt's created ``after`` seconds later, by the
+    framework's own names (a JobSet's new child Jobs; a Volcano job's RestartJob: the same names, new uids)."""
+    for pod in first:
+        pod.deletion_at, pod.gone_at = deleted, deleted + timedelta(seconds=5)
+    second = make_pods(
+        Ids(ids.seed + 1),
+        s.framework,
+        s.experiment,
+        s.namespace,
+        nodes,
+        created=deleted + timedelta(seconds=after),
+        label_key=s.label_key,
+    )
+    for pod in second:
+        adjust(pod)
+    rec.pods.extend(second)
+    lifecycle_events(rec, second)
+    return second
 
 
 def jobset_restarted(ids: Ids) -> Recording:
@@ -45,30 +85,17 @@ def jobset_restarted(ids: Ids) -> Recording:
     node = nodes[1]
     t1 = day(11, 21, 8, 41) + timedelta(seconds=21)
     training_chatter(rec, ids, first, t1, ckpt_path="/gcs/ckpt/qwen-32b-sft-r3")
-    xid(rec, node, 5, t1, 79, "GPU has fallen off the bus.", None)
     bad1 = first[1]
-    rank_crash(rec, bad1, t1 + timedelta(seconds=3), 5, [msg.cuda_error("unspecified launch failure")])
     others1 = [first[0], first[2]]
-    nccl_error_collateral(rec, others1, t1 + timedelta(seconds=13), bad1.rank0 + 5)
-    # JobSet's failure policy deletes every child Job and creates them anew with the next restart-attempt
-    restarted = t1 + timedelta(seconds=40)
-    for pod in first:
-        pod.deletion_at, pod.gone_at = restarted, restarted + timedelta(seconds=5)
-    second = make_pods(
-        Ids(ids.seed + 1),
-        s.framework,
-        s.experiment,
-        s.namespace,
-        nodes,
-        created=restarted + timedelta(seconds=6),
-        label_key=s.label_key,
-    )
-    for pod in second:
+    _gpu_lost(rec, node, bad1, others1, t1, 5, crash_after=3, nccl_after=13)
+
+    def next_attempt(pod: Pod) -> None:
         pod.labels = {**pod.labels, RESTART_LABEL: "1"}
         pod.gpu_indices = tuple(g for g in pod.gpu_indices if not (pod.node is node and g == 5))
         pod.gpu_request = len(pod.gpu_indices)
-    rec.pods.extend(second)
-    lifecycle_events(rec, second)
+
+    # JobSet's failure policy deletes every child Job and creates them anew with the next restart-attempt
+    second = _created_again(rec, ids, s, nodes, first, t1 + timedelta(seconds=40), 6, next_attempt)
     t2 = t1 + timedelta(minutes=50, seconds=9)
     training_chatter(rec, ids, second, t2, ckpt_path="/gcs/ckpt/qwen-32b-sft-r3")
     xid(rec, node, 3, t2, 48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer "
@@ -110,22 +137,14 @@ def volcano_restarted(ids: Ids) -> Recording:
     node = nodes[2]
     t1 = day(11, 24, 2, 37) + timedelta(seconds=12)
     training_chatter(rec, ids, first, t1, ckpt_path="/fsx/ckpt/mixtral-8x22b-cpt")
-    xid(rec, node, 2, t1, 79, "GPU has fallen off the bus.", None)
     bad = first[2]
-    rank_crash(rec, bad, t1 + timedelta(seconds=4), 2, [msg.cuda_error("unspecified launch failure")])
     others = [first[0], first[1]]
-    nccl_error_collateral(rec, others, t1 + timedelta(seconds=15), bad.rank0 + 2)
-    restarted = t1 + timedelta(seconds=45)
-    for pod in first:
-        pod.deletion_at, pod.gone_at = restarted, restarted + timedelta(seconds=5)
-    second = make_pods(
-        Ids(ids.seed + 1), s.framework, s.experiment, s.namespace, nodes, created=restarted + timedelta(seconds=8),
-        label_key=s.label_key,
-    )  # fmt: skip
-    for pod in second:
+    _gpu_lost(rec, node, bad, others, t1, 2, crash_after=4, nccl_after=15)
+
+    def next_version(pod: Pod) -> None:
         pod.labels = {**pod.labels, "volcano.sh/job-retry-count": "1"}
-    rec.pods.extend(second)
-    lifecycle_events(rec, second)
+
+    second = _created_again(rec, ids, s, nodes, first, t1 + timedelta(seconds=45), 8, next_version)
     training_chatter(rec, ids, second, rec.meta.end - timedelta(minutes=2), ckpt_path="/fsx/ckpt/mixtral-8x22b-cpt")
     rec.meta = replace(rec.meta, captured_at=rec.meta.end)
     return expect(
