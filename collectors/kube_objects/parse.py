@@ -45,6 +45,7 @@ __all__ = [
     "event_regarding",
     "event_relevance",
     "events_from_objects",
+    "in_window",
     "node_events",
     "parse_event",
     "parse_node",
@@ -229,7 +230,8 @@ def discover_from_objects(pod_objs: Iterable[Mapping[str, Any]], query: Query) -
     return Discovery(pods=tuple(infos), candidates=tuple(sorted(candidates)))
 
 
-def _in_window(scope: Scope, event: TimelineEvent) -> bool:
+def in_window(scope: Scope, event: TimelineEvent) -> bool:
+    """Within the scope's window, give or take WINDOW_SLACK."""
     return scope.window.start - WINDOW_SLACK <= event.at <= scope.window.end + WINDOW_SLACK
 
 
@@ -346,4 +348,4 @@ def events_from_objects(
     for obj in node_objs:
         if dig(obj, "metadata", "name") in nodes:
             found.extend(node_events(obj, scope.window, source))
-    return [e for e in found if _in_window(scope, e)]
+    return [e for e in found if in_window(scope, e)]

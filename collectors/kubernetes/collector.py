@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whathappened.collectors.kube_objects.parse import (
-    WINDOW_SLACK,
     discover_from_objects,
     events_from_objects,
+    in_window,
     parse_node,
     scope_event_objects,
 )
@@ -217,12 +217,11 @@ class KubernetesCollector:
         """The event pages ``collect`` left to the archive, read after all (the archive had none of the scope's
         events): the timeline events of the Events not seen before."""
         self.detail += "; the namespace's further event pages unread (no archived event of the experiment)"
-        seen = {_event_uid(e) for e in self._events}
-        found = scope_event_objects(fetch_left(self._left, scope, self._paged), scope)
-        more = [e for e in found if _event_uid(e) not in seen]
-        self._left, self._events = (), self._events + more
+        known = len(self._events)  # all kept again, first: one of each event seen twice
+        self._events = scope_event_objects([*self._events, *fetch_left(self._left, scope, self._paged)], scope)
+        self._left = ()
         self.detail = self._summary()
-        return events_from_objects((), more, (), scope, self.name)
+        return events_from_objects((), self._events[known:], (), scope, self.name)
 
     def _summary(self) -> str:
         pods, nodes, log_note = self._counts
@@ -241,8 +240,7 @@ class KubernetesCollector:
         chosen = [(obj, container, previous) for _, _, obj, container, previous in ended[: self._kube.log_containers]]
         self._tails = []
         lines, note = self._read_logs(chosen)
-        start, end = scope.window.start - WINDOW_SLACK, scope.window.end + WINDOW_SLACK
-        return [e for e in lines if start <= e.at <= end], note
+        return [e for e in lines if in_window(scope, e)], note
 
     def _read_logs(self, chosen: Sequence[tuple[Mapping[str, Any], str, bool]]) -> tuple[list[TimelineEvent], str]:
         """The containers' lines in the order asked, read LOG_READERS at a time; a 403 ends the reading."""
@@ -406,11 +404,6 @@ def _json(body: bytes, call: Call) -> Any:
 
 class _Absent(Exception):
     """The object asked for does not exist (any more)."""
-
-
-def _event_uid(obj: Mapping[str, Any]) -> tuple[str, str, str]:
-    meta = obj.get("metadata") or {}
-    return (meta.get("uid", ""), meta.get("namespace", ""), meta.get("name", ""))
 
 
 def p_key(obj: Mapping[str, Any]) -> tuple[str, str]:

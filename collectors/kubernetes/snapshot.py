@@ -11,12 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from whathappened.collectors.kube_objects.parse import (
-    WINDOW_SLACK,
-    discover_from_objects,
-    events_from_objects,
-    parse_node,
-)
+from whathappened.collectors.kube_objects.parse import discover_from_objects, events_from_objects, in_window, parse_node
+from whathappened.collectors.kube_objects.text import dig
 from whathappened.collectors.kubernetes.container_logs import log_events
 from whathappened.collectors.recorded import RecordedPart
 
@@ -115,16 +111,17 @@ class SnapshotKubernetes(RecordedPart):
         events = events_from_objects(lists["pods"], lists["events"], lists["nodes"], scope)
         lines = self._log_lines(lists["pods"], scope)
         pods = {p.name for p in scope.pods if "kubernetes" in p.sources}
-        self.detail = f"{len(pods)} pods, {len(events)} events, {len(lists['nodes'])} nodes (snapshot)"
-        if lines:
-            self.detail = self.detail.replace(" (snapshot)", f", {len(lines)} container log lines (snapshot)")
+        logged = f", {len(lines)} container log lines" if lines else ""
+        self.detail = f"{len(pods)} pods, {len(events)} events, {len(lists['nodes'])} nodes{logged} (snapshot)"
         return events + lines
 
     def _log_lines(self, pods: Sequence[Mapping[str, Any]], scope: Scope) -> list[TimelineEvent]:
         """The recorded container logs of the scope's pods, as the live collector turned them into events."""
-        nodes = {(_meta(obj, "namespace"), _meta(obj, "name")): (obj.get("spec") or {}).get("nodeName") for obj in pods}
+        nodes = {
+            (dig(obj, "metadata", "namespace"), dig(obj, "metadata", "name")): dig(obj, "spec", "nodeName")
+            for obj in pods
+        }
         wanted = {p.key for p in scope.pods}
-        start, end = scope.window.start - WINDOW_SLACK, scope.window.end + WINDOW_SLACK
         found: list[TimelineEvent] = []
         for namespace, pod, container, previous, path in self._log_files():
             if (namespace, pod) not in wanted:
@@ -135,7 +132,7 @@ class SnapshotKubernetes(RecordedPart):
                 self._problem(path, f"cannot be read ({exc.strerror})")
                 continue
             subject = Subject(namespace, pod, container, nodes.get((namespace, pod)))
-            found += [e for e in log_events(raw, subject, previous, self.name) if start <= e.at <= end]
+            found += [e for e in log_events(raw, subject, previous, self.name) if in_window(scope, e)]
         return found
 
     def _log_files(self) -> Iterator[tuple[str, str, str, bool, Path]]:
@@ -146,11 +143,6 @@ class SnapshotKubernetes(RecordedPart):
             previous = path.name.endswith(PREVIOUS)
             container = path.name.removesuffix(PREVIOUS) if previous else path.name.removesuffix(".log")
             yield path.parent.parent.name, path.parent.name, container, previous, path
-
-
-def _meta(obj: Mapping[str, Any], key: str) -> str:
-    metadata = obj.get("metadata")
-    return str(metadata.get(key) or "") if isinstance(metadata, dict) else ""
 
 
 def _name(obj: Mapping[str, Any]) -> str | None:

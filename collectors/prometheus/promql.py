@@ -3,6 +3,7 @@ limits, and label matchers for the scope's GPUs, nodes and pods. Pure string bui
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,11 +50,8 @@ def escape(text: str) -> str:
 
 
 def _common_prefix(names: Sequence[str]) -> str:
-    first, last = names[0], names[-1]
-    size = 0
-    while size < min(len(first), len(last)) and first[size] == last[size]:
-        size += 1
-    return first[:size]
+    """The characters every name begins with, as the log queries find it (names, not paths)."""
+    return os.path.commonprefix(list(names))  # noqa: RUF071
 
 
 def quote(value: str) -> str:

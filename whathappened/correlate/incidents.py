@@ -197,8 +197,7 @@ def restart_waves(pods: Sequence[PodInfo], timeline: Sequence[TimelineEvent]) ->
     # a counter that moved at the last death of a container left backing off began no attempt: none started after
     if waves and not any(e.kind == Kind.CONTAINER_STARTED and e.at >= waves[-1] for e in ours):
         waves.pop()
-    recreated = _recreations(ours)
-    return tuple(_waves(sorted({*waves, *recreated}))) if recreated else tuple(waves)
+    return tuple(_waves(sorted({*waves, *_recreations(ours)})))
 
 
 def _waves(times: Sequence[datetime]) -> list[datetime]:
