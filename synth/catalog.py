@@ -58,6 +58,7 @@ SCENARIOS: dict[str, Story] = {
     "job-retried": stories_attempts.job_retried,
     "restarted-in-place": stories_attempts.restarted_in_place,
     "volcano-restarted": stories_attempts.volcano_restarted,
+    "resubmitted-renamed": stories_attempts.resubmitted_renamed,
 }
 
 

@@ -271,3 +271,62 @@ def restarted_in_place(ids: Ids) -> Recording:
         (bad2, "application-error", True, None),
         *((p, "peer-failure", False, bad2) for p in others2),
     )
+
+
+def resubmitted_renamed(ids: Ids) -> Recording:
+    """A PyTorchJob that failed after a GPU fault, resubmitted by its launcher under a new name (``-r1``, the same
+    experiment label, a new owner), which the scheduler put back on the same nodes; the failed pods stay in the
+    API. The second run dies of a CUDA OOM on rank 1 and torchrun tears the others down."""
+    s = Setup(
+        "resubmitted-renamed",
+        "Attempt 1: Xid 79 on GPU 6 of one node, its rank dies and the others fail on NCCL; the PyTorchJob fails. "
+        "Attempt 2: the launcher resubmits it as another PyTorchJob (the name ending -r1, the same experiment "
+        "label); rank 1 runs out of GPU memory and torchrun tears the others down.",
+        "olmo2-13b-midtrain",
+        "research",
+        "experiment",
+        "pytorchjob",
+        "gke-a3",
+        "a3-mega",
+        "mid-gke",
+        day(11, 25, 14),
+        3,
+        hours=2.5,
+    )
+    rec, nodes, first = begin(ids, s)
+    node = nodes[2]
+    t1 = day(11, 25, 14, 44) + timedelta(seconds=31)
+    training_chatter(rec, ids, first, t1, ckpt_path="/gcs/ckpt/olmo2-13b-midtrain")
+    bad1 = first[2]
+    others1 = first[:2]
+    _gpu_lost(rec, node, bad1, others1, t1, 6, crash_after=5, nccl_after=17)
+    resubmitted = max(p.finished for p in first if p.finished is not None) + timedelta(minutes=12, seconds=40)
+    second = make_pods(
+        Ids(ids.seed + 1), s.framework, f"{s.experiment}-r1", s.namespace, nodes, created=resubmitted,
+        label_key=s.label_key,
+    )  # fmt: skip
+    for pod in second:
+        pod.labels[s.label_key] = s.experiment
+        pod.gpu_indices = tuple(g for g in pod.gpu_indices if not (pod.node is node and g == 6))
+        pod.gpu_request = len(pod.gpu_indices)
+    rec.pods.extend(second)
+    lifecycle_events(rec, second)
+    t2 = resubmitted + timedelta(minutes=37, seconds=18)
+    training_chatter(rec, ids, second, t2 - timedelta(minutes=1), ckpt_path="/gcs/ckpt/olmo2-13b-midtrain")
+    oom = msg.traceback(
+        [("/workspace/olmo/train.py", 1204, "train_batch", "loss.backward()")],
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 0 has a total capacity of 79.10 GiB "
+        "of which 1.21 GiB is free.",
+    )
+    bad2 = second[1]
+    rank_crash(rec, bad2, t2, 0, [oom])
+    others2 = [second[0], second[2]]
+    torchrun_teardown(rec, others2, t2 + timedelta(seconds=8))
+    rec.meta = replace(rec.meta, captured_at=rec.meta.end)
+    return expect(
+        rec,
+        (bad1, "gpu-fallen-off-bus", True, None),
+        *((p, "nccl-error", False, bad1) for p in others1),
+        (bad2, "cuda-oom", True, None),
+        *((p, "peer-failure", False, bad2) for p in others2),
+    )

@@ -51,6 +51,45 @@ def test_a_resubmission_is_a_new_owner_uid_under_the_same_name() -> None:
     assert [[p.owner_uid for p in g] for g in groups] == [["uid-1", "uid-1"], ["uid-2", "uid-2"]]
 
 
+def submitted(name: str, owner: str, created: float, ended: float | None, phase: str = "Failed", kind: str = "Job"):
+    """A pod of one submission (its owner named anew each time, as a launcher names them)."""
+    one = replace(pod(name, phase=phase, started=at(created)), owner_kind=kind, owner_name=owner, owner_uid=owner)
+    return replace(one, ended=at(ended) if ended is not None else None)
+
+
+def test_a_resubmission_under_another_name_is_the_next_attempt() -> None:
+    """``train-0412`` failed; the launcher submitted ``train-0412-retry`` (same labels, another name) after every
+    pod of the first had ended, and then a third: three attempts, oldest first. Pods known without an owner join
+    the attempt begun when they were created."""
+    first = [submitted(f"train-0412-{i}-a", "train-0412", 0, 30) for i in range(2)]
+    second = [submitted(f"train-0412-retry-{i}-b", "train-0412-retry", 35, 70) for i in range(2)]
+    third = [submitted(f"train-0412-retry2-{i}-c", "train-0412-retry2", 75, None, "Running") for i in range(2)]
+    ownerless = replace(submitted("train-0412-retry-2-b", "x", 36, 70), owner_name=None, owner_uid=None)
+    groups = attempts_of([*third, ownerless, *second, *first])
+    assert [sorted(p.name for p in g) for g in groups] == [
+        ["train-0412-0-a", "train-0412-1-a"],
+        ["train-0412-retry-0-b", "train-0412-retry-1-b", "train-0412-retry-2-b"],
+        ["train-0412-retry2-0-c", "train-0412-retry2-1-c"],
+    ]
+
+
+def test_owners_under_other_names_that_overlap_succeed_or_differ_in_kind_are_one_run() -> None:
+    """Not resubmissions: a driver Job created while the workers' Job still ran; a data-preparation Job that
+    succeeded before training began; an evaluation Job after a failed PyTorchJob; a second owner created while
+    one pod of the first had no known end."""
+    workers = [submitted(f"js-workers-0-{i}", "js-workers-0", 0, 30) for i in range(2)]
+    driver = submitted("js-driver-0-0", "js-driver-0", 10, 30)
+    assert [len(g) for g in attempts_of([*workers, driver])] == [3]
+    prep = submitted("prep-0", "prep", 0, 10, phase="Succeeded")
+    train = [submitted(f"train-{i}", "train", 12, 40) for i in range(2)]
+    assert [len(g) for g in attempts_of([prep, *train])] == [3]
+    torch = [submitted(f"pt-worker-{i}", "pt", 0, 30, kind="PyTorchJob") for i in range(2)]
+    evaluation = submitted("eval-0", "eval", 35, 40)
+    assert [len(g) for g in attempts_of([*torch, evaluation])] == [3]
+    unended = [submitted("a-0", "a", 0, 30), submitted("a-1", "a", 0, None)]
+    assert [len(g) for g in attempts_of([*unended, submitted("b-0", "b", 35, None)])] == [3]
+
+
 def job_pod(name: str, index: str | None, created: float, ended: float | None):
     one = replace(pod(name, started=at(created)), owner_kind="Job", owner_name="job", owner_uid="uid-1")
     return replace(

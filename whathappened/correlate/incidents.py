@@ -5,7 +5,8 @@ attempt's.
 Which attempt a pod belongs to, in the order the sources can tell:
 - JobSet writes the restart count on every pod it recreates (label ``jobset.sigs.k8s.io/restart-attempt``);
 - a resubmission recreates the owner under the same name with a new UID: pods of one owner name whose owner UIDs
-  differ are generations, oldest first;
+  differ are generations, oldest first; one resubmitted under another name is an owner of the same kind whose
+  pods were all created after every pod of the failed owners before it had ended;
 - a batch Job replaces its failed pods up to its backoffLimit: a replacement is the next attempt of its completion
   index (label ``batch.kubernetes.io/job-completion-index``), or, for a Job without indexes, the attempt after
   every wave of its pods' ends that came before it was created;
@@ -25,7 +26,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from whathappened.correlate.fates import TERMINAL
 from whathappened.kinds import Kind
@@ -83,7 +84,7 @@ def in_place(scope: Scope, timeline: Sequence[TimelineEvent], waves: Sequence[da
 
 def attempts_of(pods: Sequence[PodInfo]) -> tuple[tuple[PodInfo, ...], ...]:
     """The pods grouped by attempt, oldest attempt first; one group when the experiment ran once."""
-    keys = _restart_labels(pods) or _owner_generations(pods) or _job_retries(pods)
+    keys = _restart_labels(pods) or _owner_generations(pods) or _successive_owners(pods) or _job_retries(pods)
     if not keys:
         return (tuple(pods),) if pods else ()
     starts: dict[int, datetime] = {}
@@ -147,6 +148,36 @@ def _owner_generations(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
     if not any(len(seen) > 1 for seen in by_name.values()):
         return {}
     return {p.key: generation[p.owner_uid] for p in pods if p.owner_uid in generation}
+
+
+def _successive_owners(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
+    """Owners of one kind under other names, one after another: an owner whose first pod was created after every
+    pod of the owners before it had ended, not all of them successfully, is a resubmission (a launcher or a
+    pipeline names each submission anew: ``train-0412``, then ``train-0412-retry``). Owners that overlap in time
+    (a JobSet's replicated Jobs, a driver started after its workers) are one run, and so are a preparation Job that
+    succeeded before training began and a Job of another kind (an evaluation after a failed PyTorchJob)."""
+    owners: dict[tuple[str | None, str], list[PodInfo]] = defaultdict(list)
+    for pod in pods:
+        if pod.owner_name:
+            owners[(pod.owner_kind, pod.owner_name)].append(pod)
+    unseen = datetime.min.replace(tzinfo=UTC)  # created before the window: first
+    runs = [
+        ((min(p.created or unseen for p in group), kind or "", name), kind, group)
+        for (kind, name), group in owners.items()
+    ]
+    runs.sort(key=lambda run: run[0])
+    keys: dict[tuple[str, str], int] = {}
+    attempt, over, failed, kind_of = -1, None, False, None  # the current attempt: its end so far, kind, a failure
+    for (first, _, _), kind, group in runs:
+        ends = [p.ended or p.deleted for p in group]
+        last = None if None in ends else max(e for e in ends if e is not None)
+        if attempt < 0 or (over is not None and first > over and failed and kind == kind_of):
+            attempt, over, failed, kind_of = attempt + 1, last, False, kind
+        else:
+            over = None if over is None or last is None else max(over, last)
+        failed = failed or any(p.phase != "Succeeded" for p in group)
+        keys.update((p.key, attempt) for p in group)
+    return keys if attempt > 0 else {}
 
 
 def _job_retries(pods: Sequence[PodInfo]) -> dict[tuple[str, str], int]:
