@@ -126,6 +126,26 @@ def test_a_job_without_indexes_counts_the_waves_of_ends_before_each_pod() -> Non
     assert [len(g) for g in attempts_of([job_pod("job-a", None, 0, 30), job_pod("job-b", None, 1, None)])] == [2]
 
 
+def test_a_jobset_child_job_that_replaced_its_pods_within_one_restart_attempt_ran_it_twice() -> None:
+    """Kueue suspended the JobSet to make room (its pods deleted) and resumed it later: the child Job made new pods
+    under the same restart-attempt label. Each wave is an attempt; the JobSet's own restart after it is the next."""
+
+    def child(name: str, index: str, attempt: int, created: float, deleted: float | None, uid: str = "job-uid-1"):
+        one = replace(job_pod(name, index, created, None), owner_uid=uid, owner_name="js-workers-0")
+        one = replace(one, labels={**one.labels, RESTART_LABEL: str(attempt)})
+        return replace(one, deleted=at(deleted) if deleted is not None else None)
+
+    preempted = [child("js-workers-0-0-a", "0", 0, 0, 20), child("js-workers-0-1-a", "1", 0, 0, 20)]
+    resumed = [child("js-workers-0-0-b", "0", 0, 45, 80), child("js-workers-0-1-b", "1", 0, 45, 80)]
+    restarted = [child(f"js-workers-0-{i}-c", str(i), 1, 81, None, uid="job-uid-2") for i in (0, 1)]
+    groups = attempts_of([*restarted, *resumed, *preempted])
+    assert [sorted(p.name for p in g) for g in groups] == [
+        ["js-workers-0-0-a", "js-workers-0-1-a"],
+        ["js-workers-0-0-b", "js-workers-0-1-b"],
+        ["js-workers-0-0-c", "js-workers-0-1-c"],
+    ]
+
+
 def test_one_run_is_one_attempt_even_with_several_owners() -> None:
     """A JobSet's replicated Jobs are different owners (names and UIDs): still one run."""
     pods = [replace(pod(f"js-workers-{i}-0-x"), owner_name=f"js-workers-{i}", owner_uid=f"u{i}") for i in range(3)]

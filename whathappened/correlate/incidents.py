@@ -84,7 +84,8 @@ def in_place(scope: Scope, timeline: Sequence[TimelineEvent], waves: Sequence[da
 
 def attempts_of(pods: Sequence[PodInfo]) -> tuple[tuple[PodInfo, ...], ...]:
     """The pods grouped by attempt, oldest attempt first; one group when the experiment ran once."""
-    keys = _restart_labels(pods) or _owner_generations(pods) or _successive_owners(pods) or _job_retries(pods)
+    runs = _restart_labels(pods) or _owner_generations(pods) or _successive_owners(pods)
+    keys = _within(runs, _job_retries(pods)) if runs else _job_retries(pods)
     if not keys:
         return (tuple(pods),) if pods else ()
     starts: dict[int, datetime] = {}
@@ -128,6 +129,14 @@ def _earlier_waves(unkeyed: Sequence[PodInfo], began: datetime | None, first: in
         waves[-1].append(pod)
         wave_end, previous = max(wave_end, over), created
     return {pod.key: first - len(waves) + i for i, wave in enumerate(waves) for pod in wave}
+
+
+def _within(runs: dict[tuple[str, str], int], retries: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The runs, each split by its Jobs' retries: a Job that replaced its pods within one run (a JobSet's child Job
+    under its own backoffLimit, or suspended by Kueue to make room and resumed later: the same restart-attempt
+    label, new pods) ran that run more than once."""
+    order = {run: rank for rank, run in enumerate(sorted({(k, retries.get(pod, 0)) for pod, k in runs.items()}))}
+    return {pod: order[(k, retries.get(pod, 0))] for pod, k in runs.items()}
 
 
 def _restart_labels(pods: Iterable[PodInfo]) -> dict[tuple[str, str], int]:
