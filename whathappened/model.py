@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from functools import cache
 from types import MappingProxyType
 from typing import Any
 
@@ -172,14 +173,19 @@ class PodInfo:
         """A Kubernetes label as any source spells its key: the API's, a log shipper's de-dotted one
         (``jobset_sigs_k8s_io/restart-attempt``), or kube-state-metrics' ``label_`` name without the prefix
         (``jobset_sigs_k8s_io_restart_attempt``, when its allowlist exports the label); "" when none has it."""
-        for variant in (key, key.replace(".", "_"), _LABEL_NAME.sub("_", key)):
+        for variant in _spellings(key):
             value = self.labels.get(variant)
             if value:
                 return value
         return ""
 
 
-_LABEL_NAME = re.compile(r"[^a-zA-Z0-9_]")  # what kube-state-metrics writes as "_" in a label's name
+NOT_IN_LABEL_NAME = re.compile(r"[^a-zA-Z0-9_]")  # what kube-state-metrics writes as "_" in a label's name
+
+
+@cache  # a few keys, asked of every pod (the attempts of 12,288 pods)
+def _spellings(key: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((key, key.replace(".", "_"), NOT_IN_LABEL_NAME.sub("_", key))))
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,22 +41,24 @@ class SeriesBuilder:
         for item in results:
             labels = item.get("metric", {})
             if labels.get(OLD):
+                cleaned = clean(labels)
                 for at, value in points(item):
-                    old[(labels.get(METRIC, ""), clean(labels), at)] = value
+                    old[(labels.get(METRIC, ""), cleaned, at)] = value
         for item in results:
             labels = item.get("metric", {})
             name = labels.get(METRIC, "")
             signal = _signal(name)
             if signal is None or labels.get(OLD):
                 continue
+            cleaned = clean(labels)  # once a series: its points are many
+            found: list[tuple[float, float]] = []
             for at, value in points(item):
-                previous = (
-                    min(signal.threshold, 0.0) if signal.mode is Mode.RISE else old.get((name, clean(labels), at))
-                )
+                previous = min(signal.threshold, 0.0) if signal.mode is Mode.RISE else old.get((name, cleaned, at))
                 if previous is None:
                     continue  # VictoriaMetrics answers `a != b` where b has no value at all: not a change
-                self.add(name, labels, at - step, previous)
-                self.add(name, labels, at, value)
+                found += ((at - step, previous), (at, value))
+            if found:
+                self._samples.setdefault((name, cleaned), {}).update(found)
 
     def series(self) -> list[Series]:
         return [

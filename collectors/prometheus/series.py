@@ -9,9 +9,9 @@ answers into sparse series; the rules in signals read those and raw history alik
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from functools import cache
 from types import MappingProxyType
 
 from whathappened.collectors.prometheus import events as ev
@@ -29,7 +29,7 @@ from whathappened.collectors.prometheus.signals import (
 )
 from whathappened.collectors.prometheus.util import utilization_events
 
-from whathappened.model import NodeInfo, PodInfo, TimelineEvent
+from whathappened.model import NOT_IN_LABEL_NAME, NodeInfo, PodInfo, TimelineEvent
 from whathappened.scope import Discovery, Query, Scope
 from whathappened.timeutils import from_unix, to_unix
 
@@ -47,9 +47,10 @@ MAX_CANDIDATES = 50
 _XID_VALUE_LABELS = ("err_code", "err_msg")
 
 
+@cache  # a handful of keys, asked for every pod's series (12,288 pods: a second of substitutions)
 def sanitize_label(key: str) -> str:
     """kube-state-metrics' ``label_<key>`` name for a Kubernetes label key."""
-    return "label_" + re.sub(r"[^a-zA-Z0-9_]", "_", key)
+    return "label_" + NOT_IN_LABEL_NAME.sub("_", key)
 
 
 # --- discovery -------------------------------------------------------------------------------------------------
