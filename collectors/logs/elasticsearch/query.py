@@ -211,14 +211,22 @@ def tails_search(
     }
 
 
-def archived_events(window: Window, names: Iterable[str]) -> Query:
-    """Archived Events about these objects (pods, their owners, nodes) stamped in the window."""
-    listed = sorted(set(names))
+def archived_events(window: Window, names: Iterable[str], families: Iterable[Iterable[str]] = ()) -> Query:
+    """Archived Events about these objects (pods, their owners, nodes) stamped in the window. Each of ``families``
+    (the pods, the nodes) of more than MANY_NAMES names is asked by their common prefix, as the log lines are:
+    12,288 pods and 4,096 nodes by name were a 5.8 MB request; the other objects' Events that come with it are
+    dropped when read (``scope_event_objects``)."""
+    listed = set(names)
+    by_name: list[Query] = []
+    for family in filter(None, map(set, families)):
+        by_name += [exact(field, family, wide=True) for field in EVENT_NAME_FIELDS]
+        listed -= family
+    by_name += [exact(field, listed) for field in EVENT_NAME_FIELDS] if listed else []
     return {
         "bool": {
             "filter": [
                 in_window(EVENT_TIME_FIELDS, window.start - EVENT_SLACK, window.end + EVENT_SLACK),
-                any_of([exact(field, listed) for field in EVENT_NAME_FIELDS]),
+                any_of(by_name),
             ]
         }
     }

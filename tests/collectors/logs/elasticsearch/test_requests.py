@@ -11,14 +11,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from whathappened.collectors.kube_objects import parse as kube_parse
 from whathappened.collectors.logs import parse as log_parse
+from whathappened.collectors.logs.elasticsearch import query as log_query
 from whathappened.collectors.logs.elasticsearch.collector import LogCollector, make_client
 
 from tests.collectors.logs.elasticsearch.test_live import comparable
 from tests.fixtures.search import SearchServer
 from whathappened.config import ElasticsearchSettings
 from whathappened.kinds import Kind
-from whathappened.model import ContainerInfo, PodInfo, Window
+from whathappened.model import ContainerInfo, NodeInfo, PodInfo, Window
 from whathappened.scope import Query, Scope, merge_nodes, merge_pods
 
 T0 = datetime(2026, 11, 20, 7, tzinfo=UTC)
@@ -180,3 +182,45 @@ def test_an_unknown_experiment_asks_for_candidates_in_one_more_round(loaded: Ela
     found = collector.discover(Query("exp-typo", "ns", WINDOW))
     assert found.pods == () and found.candidates == ("exp-req",)
     assert collector.requests == 3, collector.request_log  # field caps, the discovery round, the label values
+
+
+def archived_event(pod: str, reason: str, message: str, at: datetime, kind: str = "Pod") -> dict[str, Any]:
+    stamp = at.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "involvedObject": {"apiVersion": "v1", "kind": kind, "name": pod, "namespace": "ns"},
+        "metadata": {"name": f"{pod}.{reason.lower()}", "namespace": "ns", "uid": f"uid-{pod}-{reason}"},
+        "reason": reason,
+        "message": message,
+        "type": "Warning",
+        "eventTime": stamp.replace(".000Z", ".000000Z"),
+        "@timestamp": stamp,
+    }
+
+
+@pytest.mark.servers
+def test_a_large_experiment_asks_the_event_archive_by_its_names_prefixes(search_server: SearchServer) -> None:
+    """1,500 pods and 1,100 nodes: the archive is asked by the pods' and the nodes' common prefixes (3 KB, not the
+    names' 370 KB), and what came back about other objects sharing a prefix is dropped when read."""
+    pods = tuple(PodInfo(f"big-train-worker-{i}", "ns", node=f"gpu-node-pool-a-{i % 1100}") for i in range(1500))
+    docs = [
+        archived_event("big-train-worker-7", "Killing", "Stopping container trainer", T0),
+        archived_event("big-train-worker-99999", "Killing", "another job's pod, the same prefix", T0),
+        archived_event("gpu-node-pool-a-3", "NodeNotReady", "Node status is now: NodeNotReady", T0, "Node"),
+        archived_event("gpu-node-pool-a-5000", "NodeNotReady", "a node of the pool outside the scope", T0, "Node"),
+    ]
+    bulk = [part for doc in docs for part in (json.dumps({"create": {"_index": "ev-k8s"}}), json.dumps(doc))]
+    search_server.load_ndjson("archive", "\n".join(bulk))
+    settings = ElasticsearchSettings(url=search_server.url, log_index="archive--logs-*", event_index="archive--ev-*")
+    collector = LogCollector(make_client(settings, flavor="opensearch"), settings)
+    scope = Scope(
+        QUERY, merge_pods([pods]), merge_nodes([tuple(NodeInfo(n) for n in {p.node for p in pods if p.node})])
+    )
+    events = collector.collect(scope)
+    about = sorted((e.subject.pod or e.subject.node, e.attrs.get("reason")) for e in events)
+    assert about == [("big-train-worker-7", "Killing"), ("gpu-node-pool-a-3", "NodeNotReady")], about
+    names = kube_parse.event_names(scope)
+    asked = json.dumps(log_query.archived_events(WINDOW, names, (scope.pod_names, scope.node_names)))
+    assert '"big-train-worker-"' in asked and '"gpu-node-pool-a-"' in asked
+    assert len(asked) * 20 < len(json.dumps(log_query.archived_events(WINDOW, names)))  # by every name
