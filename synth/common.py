@@ -3,6 +3,7 @@ usual ways ranks die (a fault on one rank, NCCL errors or timeouts on the others
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from synth import messages as msg
@@ -211,6 +212,12 @@ def torchrun_teardown(rec: Recording, pods: list[Pod], t: datetime) -> None:
         at = t + timedelta(seconds=i)
         rec.say(pod, at, msg.sigterm_closing(900 + pod.rank0))
         end(pod, at + timedelta(seconds=5), 143)
+
+
+def without_gpus(pod: Pod, gone: Collection[int]) -> None:
+    """The pod scheduled anew on a node that lost these GPUs: it gets, and asks for, the others only."""
+    pod.gpu_indices = tuple(g for g in pod.gpu_indices if g not in gone)
+    pod.gpu_request = len(pod.gpu_indices)
 
 
 def restart(pod: Pod, started: datetime, finished: datetime, exit_code: int, reason: str = "Error") -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from synth import messages as msg
-from synth.common import lifecycle_events, nccl_error_collateral, rank_crash, xid
+from synth.common import lifecycle_events, nccl_error_collateral, rank_crash, without_gpus, xid
 from synth.frameworks import make_pods
 from synth.ids import Ids
 from synth.ksm import write_metrics
@@ -183,8 +183,7 @@ def _restarted(rec: Recording, ids: Ids, s: Setup, nodes: list[Node], pods: list
     for pod in again:
         pod.labels = {**pod.labels, RESTART_ATTEMPT: str(number), JOBSET_UID: jobset_uid}
         gone = {g for (node, g), at in rec.gpu_gone.items() if pod.node is not None and node == pod.node.name}
-        pod.gpu_indices = tuple(g for g in pod.gpu_indices if g not in gone)
-        pod.gpu_request = len(pod.gpu_indices)
+        without_gpus(pod, gone)
     rec.pods.extend(again)
     lifecycle_events(rec, again)
     return again

@@ -14,6 +14,7 @@ from synth.common import (
     restart,
     torchrun_teardown,
     training_chatter,
+    without_gpus,
     xid,
 )
 from synth.frameworks import make_pods
@@ -91,8 +92,7 @@ def jobset_restarted(ids: Ids) -> Recording:
 
     def next_attempt(pod: Pod) -> None:
         pod.labels = {**pod.labels, RESTART_LABEL: "1"}
-        pod.gpu_indices = tuple(g for g in pod.gpu_indices if not (pod.node is node and g == 5))
-        pod.gpu_request = len(pod.gpu_indices)
+        without_gpus(pod, {5} if pod.node is node else ())
 
     # JobSet's failure policy deletes every child Job and creates them anew with the next restart-attempt
     second = _created_again(rec, ids, s, nodes, first, t1 + timedelta(seconds=40), 6, next_attempt)
@@ -307,8 +307,7 @@ def resubmitted_renamed(ids: Ids) -> Recording:
     )  # fmt: skip
     for pod in second:
         pod.labels[s.label_key] = s.experiment
-        pod.gpu_indices = tuple(g for g in pod.gpu_indices if not (pod.node is node and g == 6))
-        pod.gpu_request = len(pod.gpu_indices)
+        without_gpus(pod, {6} if pod.node is node else ())
     rec.pods.extend(second)
     lifecycle_events(rec, second)
     t2 = resubmitted + timedelta(minutes=37, seconds=18)

@@ -223,8 +223,11 @@ class LogCollector:
 
     def _archived(self, scope: Scope, batch: Batch) -> list[Search]:
         names = kube_parse.event_names(scope)
-        query = log_query.archived_events(scope.window, names, (scope.pod_names, scope.node_names))
-        return [self._events(query, batch)] if names else []
+        if not names:
+            return []
+        return [
+            self._events(log_query.archived_events(scope.window, names, (scope.pod_names, scope.node_names)), batch)
+        ]
 
     def _events(self, query: dict[str, Any], batch: Batch) -> Pages:
         return Pages(self.event_index, lambda: query, EVENT_SORT, self.page_size, batch)
