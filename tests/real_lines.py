@@ -26,6 +26,9 @@ from synth.story import Setup, begin, day, expect
 from synth.writer import write_recording
 
 REAL_LINES = Path(__file__).resolve().parent / "data" / "real-lines.jsonl"
+# More gathered the same way (verbatim, each with its public source): other versions, prefixes and shapes of the
+# same families, and more traps; kept apart from the shared reference's copy above.
+MORE_REAL_LINES = REAL_LINES.with_name("real-lines-more.jsonl")
 PLACED = ("container-log", "kernel-log", "k8s-event", "pod-status", "container-status")
 NODE_REASONS = frozenset(
     {
@@ -34,6 +37,7 @@ NODE_REASONS = frozenset(
         "EvictionThresholdMet",
         "NodeHasInsufficientMemory",
         "GpuThermalMarginWatchIsNotHealthy",
+        "VMEventScheduled",
     }
 )
 JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
@@ -56,8 +60,8 @@ class RealLine:
     source_url: str
 
 
-def real_lines(where: tuple[str, ...] = PLACED) -> list[RealLine]:
-    rows = [json.loads(line) for line in REAL_LINES.read_text(encoding="utf-8").splitlines() if line.strip()]
+def real_lines(where: tuple[str, ...] = PLACED, path: Path = REAL_LINES) -> list[RealLine]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     fields = RealLine.__dataclass_fields__
     return [RealLine(**{k: v for k, v in row.items() if k in fields}) for row in rows if row["where"] in where]
 

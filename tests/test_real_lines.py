@@ -14,10 +14,12 @@ from whathappened.collectors.logs import parse as log_parse
 
 from tests.acceptance import run_cli, scenario_args
 from tests.fixtures.search import SearchServer
-from tests.real_lines import RealLine, real_lines, write
+from tests.real_lines import MORE_REAL_LINES, RealLine, real_lines, write
 from tests.support import Scenario, load_scenario
 
 LINES = real_lines()
+# Read from their snapshots only: the live path is the same classifier, proven on LINES above.
+MORE_LINES = real_lines(path=MORE_REAL_LINES)
 # What the project does not read yet, said here rather than hidden (none of the visible lines).
 NOT_YET: dict[str, str] = {}
 
@@ -37,8 +39,7 @@ def incidents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scenario]:
     return {line.id: load_scenario(write(line, root / line.id)) for line in LINES}
 
 
-@pytest.fixture(scope="module")
-def from_snapshots(incidents: dict[str, Scenario]) -> dict[str, dict[str, Any]]:
+def _explain_all(incidents: dict[str, Scenario]) -> dict[str, dict[str, Any]]:
     """Every incident through the CLI from its snapshot, a few at once."""
 
     def explain(scenario: Scenario) -> dict[str, Any]:
@@ -48,6 +49,17 @@ def from_snapshots(incidents: dict[str, Scenario]) -> dict[str, dict[str, Any]]:
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         return dict(zip(incidents, pool.map(explain, incidents.values()), strict=True))
+
+
+@pytest.fixture(scope="module")
+def from_snapshots(incidents: dict[str, Scenario]) -> dict[str, dict[str, Any]]:
+    return _explain_all(incidents)
+
+
+@pytest.fixture(scope="module")
+def more_from_snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    root = tmp_path_factory.mktemp("more-real-lines")
+    return _explain_all({line.id: load_scenario(write(line, root / line.id)) for line in MORE_LINES})
 
 
 def _cause(document: dict[str, Any]) -> str | None:
@@ -71,6 +83,18 @@ def test_the_lines_are_the_references_with_their_sources() -> None:
 @pytest.mark.parametrize("line", _params())
 def test_from_the_snapshot(line: RealLine, from_snapshots: dict[str, dict[str, Any]]) -> None:
     assert _cause(from_snapshots[line.id]) == line.expected_cause
+
+
+def test_the_gathered_lines_have_their_sources_and_are_new() -> None:
+    assert len(MORE_LINES) >= 70 and sum(line.trap for line in MORE_LINES) >= 15
+    assert all(line.source_url.startswith("http") and line.expected_cause for line in MORE_LINES)
+    assert not {line.text for line in MORE_LINES} & {line.text for line in LINES}
+    assert len({line.id for line in LINES + MORE_LINES}) == len(LINES) + len(MORE_LINES)
+
+
+@pytest.mark.parametrize("line", MORE_LINES, ids=lambda line: line.id)
+def test_more_from_the_snapshot(line: RealLine, more_from_snapshots: dict[str, dict[str, Any]]) -> None:
+    assert _cause(more_from_snapshots[line.id]) == line.expected_cause
 
 
 @pytest.mark.servers
@@ -116,6 +140,6 @@ def test_a_node_agents_line_on_the_pods_node(
 def test_the_server_prefilter_fetches_every_line(search_server: SearchServer) -> None:
     """Only the failure lines come back from the signature filter, so each must pass it (traps included: what
     they say is judged after the fetch)."""
-    matched = [line.text for line in LINES if log_parse.match_line(line.text) is not None]
+    matched = [line.text for line in LINES + MORE_LINES if log_parse.match_line(line.text) is not None]
     missing = search_server.prefilter_misses("real-lines", matched)
-    assert len(matched) >= 45 and missing == []
+    assert len(matched) >= 80 and missing == []

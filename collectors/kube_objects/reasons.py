@@ -48,6 +48,10 @@ REASONS: dict[str, Reason] = {
     "NotTriggerScaleUp": Reason(Kind.FAILED_SCHEDULING),
     "Preempted": Reason(Kind.PREEMPTED),  # default-scheduler, on the victim
     "Preempting": Reason(Kind.PREEMPTED),  # kubelet, critical pod admission
+    # the kubelet refusing a pod the scheduler placed (its admission; the pod fails with the same reason):
+    # "UnexpectedAdmissionError" (the device plugin could not allocate), "OutOf<resource>" (see classify)
+    "UnexpectedAdmissionError": Reason(Kind.POD_FAILED),
+    "NodeAffinity": Reason(Kind.POD_FAILED),
     # --- containers ---
     "Started": Reason(Kind.CONTAINER_STARTED),
     "Killing": Reason(Kind.KILLING),
@@ -71,7 +75,8 @@ REASONS: dict[str, Reason] = {
     "Evicted": Reason(
         Kind.EVICTED, _rx((r"^Evicted pod:|\b(?:drifted|consolidat\w*|underutilized)\b", Kind.EVICTION_API))
     ),
-    "TaintManagerEviction": Reason(Kind.TAINT_EVICTION),
+    # the taint manager's "Marking for deletion Pod %s", and "Cancelling deletion of Pod %s" when the taint went
+    "TaintManagerEviction": Reason(Kind.TAINT_EVICTION, refine=_rx((r"^Cancelling deletion", Kind.KUBE_EVENT))),
     "PodEviction": Reason(Kind.EVICTION_API),  # aws-node-termination-handler draining
     "EvictionByEvictionAPI": Reason(Kind.EVICTION_API),
     "DeadlineExceeded": Reason(Kind.DEADLINE_EXCEEDED),
@@ -198,6 +203,9 @@ XID_REASON = re.compile(r"^NvidiaXID(\d{1,3})(?:Error|Warning)$")
 
 
 _XID_ROW = Reason(Kind.GPU_XID)
+# "OutOfcpu", "OutOfnvidia.com/gpu", "OutOfpods": the kubelet's admission found less than the scheduler counted
+ADMISSION_SHORTAGE = "OutOf"
+_ADMISSION_ROW = Reason(Kind.POD_FAILED)
 
 
 def xid_in_reason(reason: str) -> int | None:
@@ -207,7 +215,15 @@ def xid_in_reason(reason: str) -> int | None:
 
 def classify(reason: str, message: str, warning_on_node: bool) -> tuple[Kind, Reason]:
     """The kind an event reason means, refined by its message."""
-    row = REASONS.get(reason) or (_XID_ROW if XID_REASON.match(reason) else NODE_DEFAULT if warning_on_node else OTHER)
+    row = REASONS.get(reason) or (
+        _XID_ROW
+        if XID_REASON.match(reason)
+        else _ADMISSION_ROW
+        if reason.startswith(ADMISSION_SHORTAGE)
+        else NODE_DEFAULT
+        if warning_on_node
+        else OTHER
+    )
     for pattern, kind in row.refine:
         if pattern.search(message):
             return kind, row

@@ -90,7 +90,9 @@ def _required(items: Any) -> frozenset[str] | None:
 
 def _part(name: str, value: Any) -> frozenset[str] | None:
     if name == "SUBPATTERN":
-        return _required(value[-1])
+        _group, add_flags, _del_flags, items = value
+        # a (?i:...) group's literals match in any case: no literal of it is certain as written
+        return None if add_flags & re.IGNORECASE else _required(items)
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         low, _high, item = value
         return _required(item) if low >= 1 else None

@@ -202,10 +202,12 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nccl-watchdog-timeout",
         kind=Kind.NCCL_TIMEOUT,
         pattern=rx(
-            r"Watchdog caught collective operation timeout: " + _WORK + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?"
+            r"(?:Watchdog c|C)aught collective operation timeout: "
+            + _WORK
+            + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?"
         ),
         summary="NCCL watchdog timeout: {op} SeqNum={seq} after {timeout_ms} ms",
-        phrases=("Watchdog caught collective operation timeout",),
+        phrases=("caught collective operation timeout",),
         convert={"ran_ms": int},
         extract=nccl_work,
         examples=(
@@ -220,13 +222,17 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-blocking-wait-timeout",
         kind=Kind.NCCL_TIMEOUT,
-        pattern=rx(r"Work " + _WORK + r" timed out in blocking wait"),
+        # torch 1.11+ "Work %s timed out in blocking wait"; 1.7-1.10 "Work %s timed out in call to wait()", the
+        # message the timed-out rank aborts its communicators with (the others print it as the "Original reason")
+        pattern=rx(r"Work:? " + _WORK + r" timed out in (?:blocking wait|call to wait\(\))"),
         summary="NCCL blocking wait timed out: {op} SeqNum={seq}",
-        phrases=("timed out in blocking wait",),
+        phrases=("timed out in blocking wait", "timed out in call to wait"),
         extract=nccl_work,
         examples=(
             "[Rank 2] Work WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000)"
             " timed out in blocking wait (NCCL_BLOCKING_WAIT=1).",
+            "RuntimeError: NCCL communicator was aborted on rank 3. Original reason for failure was: Work"
+            " WorkNCCL(OpType=BROADCAST, TensorShape=[512], Timeout(ms)=1800000) timed out in call to wait().",
         ),
         near_misses=("NCCL_BLOCKING_WAIT is deprecated, use TORCH_NCCL_BLOCKING_WAIT instead",),
     ),
@@ -249,17 +255,20 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nccl-ib-completion-error",
         kind=Kind.NCCL_ERROR,
         pattern=rx(
-            r"NET/IB(?:/GIN)?\s*: Got completion from peer (?P<peer>\S+?)\s+with (?:error |status=)(?P<status>\d+)"
-            r"(?:,? opcode[ =](?P<opcode>\d+))?"
+            # net_ib.cc by NCCL version: "Got completion with error %d, opcode %d, len %d, vendor err %d" (2.4-2.7),
+            # "... from peer %s with error %d, ..." (2.8+, the peer empty when unknown), "with status=%d opcode=%d"
+            r"NET/IB(?:/GIN)?\s*: Got completion (?:from peer (?:(?P<peer>\S+?)\s+)?)?with (?:error |status=)"
+            r"(?P<status>\d+)(?:,? opcode[ =](?P<opcode>\d+))?"
         ),
         summary="NCCL NET/IB completion error {ib_status} ({ib_status_name}) from peer {peer}",
-        phrases=("Got completion from peer",),
+        phrases=("Got completion from peer", "Got completion with error"),
         convert={"opcode": int},
         extract=ib_status,
         examples=(
             "node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer"
             " 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)",
             "NCCL WARN NET/IB : Got completion from peer 7.247.232.133 with status=4 opcode=0 len=0 vendor err 81 (Send)",
+            "gpu7:2044:2112 [3] NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 21845, vendor err 129",
         ),
         near_misses=("node-2:5776:5898 [0] NCCL INFO NET/IB : Using [0]ibP111p0s0:1/IB [1]rdmaP1111p0s2:1/RoCE",),
     ),
@@ -301,6 +310,22 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("SystemError: error return without exception set",),
     ),
     Signature(
+        # NCCL's CUDACHECK when an allocation fails: WARN("Cuda failure '%s'") (2.x), "Cuda failure %d '%s'"
+        # (2.19+), quoted again in torch's "Last error:" and XLA's "Last NCCL warning(error) log entry": the GPU's
+        # memory was full, whatever NCCL result ("unhandled cuda error") it is reported under
+        name="nccl-cuda-oom",
+        kind=Kind.CUDA_OOM,
+        pattern=rx(r"Cuda failure (?:\d{1,4} )?'out of memory'"),
+        summary="GPU out of memory (NCCL could not allocate)",
+        phrases=("Cuda failure",),
+        examples=(
+            "gpu-2:411:530 [1] include/alloc.h:103 NCCL WARN Cuda failure 2 'out of memory'",
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275,"
+            " unhandled cuda error, NCCL version 2.18.1\nLast error:\nCuda failure 'out of memory'",
+        ),
+        near_misses=("gpu-2:411:530 [1] NCCL WARN Cuda failure 'invalid device ordinal'",),
+    ),
+    Signature(
         name="nccl-cuda-error",
         kind=Kind.NCCL_ERROR,
         pattern=rx(r"(?P<nccl_result>unhandled cuda error|ncclUnhandledCudaError)"),
@@ -330,6 +355,26 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("ncclInternalErrorCount=0 in the last health report",),
     ),
     Signature(
+        # the ranks a timed-out rank aborted, when the reason they quote is cut before its WorkNCCL
+        name="nccl-communicator-aborted-timeout",
+        kind=Kind.NCCL_TIMEOUT,
+        pattern=rx(
+            r"NCCL communicator was aborted on rank (?P<rank>\d+)\.?[^\n]{0,40}?Original reason for failure was:"
+            r"[^\n]{0,300}?(?:collective operation timeout|timed out)"
+        ),
+        summary="NCCL communicator aborted on rank {rank} after a collective timed out",
+        phrases=("NCCL communicator was aborted",),
+        convert={"rank": int},
+        examples=(
+            "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: [Rank 3]"
+            " Watchdog caught collective operation timeout",
+        ),
+        near_misses=(
+            "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: NCCL error:"
+            " unhandled system error, NCCL version 2.10.3",
+        ),
+    ),
+    Signature(
         name="nccl-communicator-aborted",
         kind=Kind.NCCL_ERROR,
         pattern=rx(r"NCCL communicator was aborted on rank (?P<rank>\d+)"),
@@ -338,8 +383,8 @@ SIGNATURES: tuple[Signature, ...] = (
         convert={"rank": int},
         fixed={"detail": "communicator aborted"},
         examples=(
-            "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: [Rank 3]"
-            " Watchdog caught collective operation timeout",
+            "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: NCCL error:"
+            " remote process exited",
         ),
         near_misses=("NCCL communicator was created on rank 3 with 8 peers",),
     ),
@@ -372,15 +417,26 @@ SIGNATURES: tuple[Signature, ...] = (
             r"[A-Za-z ]{3,40}(?:error|fatal|failed))"
             r"|(?P<ucx>Transport retry count exceeded|Receiver not ready retry count exceeded|Remote access error|"
             r"Local protection error) on (?P<device>mlx\d_\d{1,3}(?::\d{1,2})?)"
+            # NCCL 2.27+ IB resiliency (p2p_resiliency.cc): a NIC given up on, or none left to fail over to
+            r"|NET/IB: ?[^\n]{0,80}?(?P<failed>Device \d{1,3} marked as failed|No functional devices left)"
         ),
         summary="InfiniBand fabric error: {line}",
-        phrases=("Got async event", "retry count exceeded", "Remote access error", "Local protection error"),
+        phrases=(
+            "Got async event",
+            "retry count exceeded",
+            "Remote access error",
+            "Local protection error",
+            "marked as failed",
+            "No functional devices left",
+        ),
         fixed={"network": True},
         extract=whole,
         examples=(
             "...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
             "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend"
             " 0x81 hw_synd 0/0)",
+            "node-7:5301:5420 [2] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDevice"
+            "Failure: Device 1 marked as failed. Initiating recovery? Yes",
         ),
         near_misses=(
             "NCCL INFO NET/IB : Got async event : port active",
@@ -395,6 +451,25 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=("NCCL WARN",),
         examples=("gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",),
         near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
+    ),
+    Signature(
+        # a trainer that catches a CUDA OOM and goes on: fairseq's "| WARNING: ran out of memory with exception:
+        # %s;\n Skipping batch" (0.x) and "OOM: Ran out of memory with exception: %s" (_log_oom, then "attempting
+        # to recover"), and the forks that copy them. An OOM it re-raises ends in its own traceback's final line.
+        name="cuda-oom-caught",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"[Rr]an out of memory with exception"),
+        summary="the trainer caught a CUDA out-of-memory error and went on (skipped the batch or recovered)",
+        phrases=("ran out of memory with exception",),
+        examples=(
+            "| WARNING: ran out of memory with exception: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0;"
+            " 15.75 GiB total capacity; 11.71 GiB already allocated; 584.94 MiB free; 2.38 GiB cached);",
+            "2023-01-05 10:11:12 | WARNING | fairseq.trainer | OOM: Ran out of memory with exception: CUDA out of"
+            " memory. Tried to allocate 62.00 MiB (GPU 0; 15.90 GiB total capacity)",
+        ),
+        near_misses=(
+            "RuntimeError: CUDA out of memory. Tried to allocate 62.00 MiB (GPU 0; 15.90 GiB total capacity)",
+        ),
     ),
     Signature(
         name="cuda-oom",

@@ -38,6 +38,10 @@ RULES: tuple[Rule, ...] = (
          before=WHOLE_WINDOW, fate=NEVER_STARTED),
     Rule("never-scheduled", "unschedulable", 0.6, say.NEVER_SCHEDULED, fate=NEVER_STARTED,
          check=checks.never_scheduled),
+    Rule("admission-lost-gpu", "gpu-fallen-off-bus", 0.8, say.ADMISSION_LOST_GPU, _kinds(Kind.POD_FAILED),
+         before=MINUTES_15, where=words.admission_lost_gpu),
+    Rule("admission-rejected", "unschedulable", 0.85, say.ADMISSION, _kinds(Kind.POD_FAILED), before=MINUTES_15,
+         where=words.admission_rejected),
     # --- scheduling and the kubelet taking the pod away ---
     Rule("preempted", "scheduler-preemption", 0.95, say.PREEMPTED,
          _kinds(Kind.PREEMPTED, Kind.DISRUPTION_TARGET, Kind.POD_FAILED), before=MINUTES_15, where=words.preemption),

@@ -15,6 +15,8 @@ from whathappened.correlate.causes import CAUSES
 CONFIG = "{pod} could not start its container: {what} ({at})."
 UNSCHEDULABLE = "{pod} was never scheduled: {what} (first seen {at})."
 NEVER_SCHEDULED = "{pod} stayed Pending with no node from {at} to {died}: it was never scheduled."
+ADMISSION = "The kubelet on {node} refused {pod} at {at}, so it never ran: {what}."
+ADMISSION_LOST_GPU = "The kubelet on {node} refused {pod} at {at} because a GPU there is gone: {what}."
 PREEMPTED = "{pod} was preempted on {node} at {at} to make room for a higher-priority pod."
 PRESSURE = "The kubelet evicted {pod} from {node} at {at} because the node ran low on {resource}."
 SPOT = "{pod} stopped at {died} because {node}, a spot VM, was reclaimed by {provider} (interruption notice at {at})."

@@ -102,9 +102,34 @@ def ecc_text(event: TimelineEvent) -> bool:
     return "ecc" in text or ("uncorrectable" in text and "nvlink" not in text)
 
 
-def lost_gpu_text(event: TimelineEvent) -> bool:
-    text = text_of(event)
+def says_gpu_lost(text: str) -> bool:
+    """``text`` (lower case) says a GPU is gone: the driver, CUDA or NVML (NVML_ERROR_GPU_IS_LOST, "GPU is lost")."""
     return any(w in text for w in ("fallen off the bus", "gpu is lost", "no cuda-capable device", "device lost"))
+
+
+def lost_gpu_text(event: TimelineEvent) -> bool:
+    return says_gpu_lost(text_of(event))
+
+
+# The kubelet's admission refusals, by status or event reason, and by the words of their messages ("Pod was
+# rejected: Node didn't have enough resource: nvidia.com/gpu, ...", "Allocate failed due to ... which is unexpected").
+_ADMISSION_REASONS = ("unexpectedadmissionerror", "nodeaffinity")
+_ADMISSION_WORDS = ("pod was rejected", "didn't have enough resource", "allocate failed due to")
+
+
+def admission_rejected(event: TimelineEvent) -> bool:
+    """The node's kubelet refused the pod the scheduler had placed on it: it never ran there."""
+    if event.kind != Kind.POD_FAILED:
+        return False
+    reason = _reason(event)
+    return (
+        reason in _ADMISSION_REASONS or reason.startswith("outof") or any(w in text_of(event) for w in _ADMISSION_WORDS)
+    )
+
+
+def admission_lost_gpu(event: TimelineEvent) -> bool:
+    """... because the device plugin found one of the node's GPUs gone ("nvml: GPU is lost")."""
+    return admission_rejected(event) and lost_gpu_text(event)
 
 
 def preemption(event: TimelineEvent) -> bool:

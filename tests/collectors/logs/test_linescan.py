@@ -5,6 +5,7 @@ what a line means."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -84,6 +85,12 @@ def test_the_literal_prefilter_never_rejects_a_line_its_pattern_matches(data) ->
         literals = required_literals(signature.pattern)
         assert literals is None or any(literal in line for literal in literals), (signature.name, line)
         assert signature.search(line) is not None
+
+
+def test_a_case_insensitive_groups_letters_are_no_required_literal() -> None:
+    assert required_literals(re.compile(r"(?i:ran out) of memory")) == (" of memory",)
+    assert required_literals(re.compile(r"(?i:ran out of memory)")) is None
+    assert required_literals(re.compile(r"[Rr]an out of memory")) == ("an out of memory",)
 
 
 def test_every_example_still_matches_through_the_guards() -> None:
