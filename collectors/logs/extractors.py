@@ -200,8 +200,9 @@ def cuda_oom(_match: re.Match[str], text: str) -> Mapping[str, Any]:
 
 def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     """One ``error`` whichever form said it: the runtime's string, or the driver's name in words."""
-    if match.group("runtime_error"):
-        return {"error": match.group("runtime_error"), "code": int(match.group("runtime_code"))}
+    for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code")):
+        if match.group(error):
+            return {"error": match.group(error), "code": int(match.group(code))}
     name = match.group("driver_error")
     if name:
         return {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}

@@ -199,6 +199,27 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("oom_reaper: reaped process 41230 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",),
     ),
     Signature(
+        # the kill's one-line summary (mm/oom_kill.c dump_oom_summary, 5.0+): "oom-kill:constraint=%s,nodemask=..,
+        # cpuset=..,mems_allowed=..,oom_memcg=..,task_memcg=..,task=%s,pid=%d,uid=%d", kept when the "Killed
+        # process" line that follows it is not (rate limits, a log shipper's line cut)
+        name="kernel-oom-kill-summary",
+        kind=Kind.KERNEL_OOM,
+        pattern=rx(
+            r"oom-kill:constraint=(?P<constraint>CONSTRAINT_[A-Z]+)[^\n]{0,4096}?,task=(?P<process>[^,\n]{1,64}),"
+            r"pid=(?P<pid>\d+)"
+        ),
+        summary="kernel OOM killer killed {process} (pid {pid})",
+        phrases=("oom-kill:constraint",),
+        convert={"pid": int},
+        extract=oom_pod,
+        examples=(
+            "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-9f1c.scope,mems_allowed=0-1,"
+            "oom_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0b2e5f3c_1d4a_4f6b_9a7e_2c8d"
+            "1e0f3a5b.slice,task_memcg=/kubepods.slice/kubepods-burstable.slice,task=pt_main_thread,pid=461754,uid=0",
+        ),
+        near_misses=("oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null)",),
+    ),
+    Signature(
         name="nccl-watchdog-timeout",
         kind=Kind.NCCL_TIMEOUT,
         pattern=rx(
@@ -509,6 +530,27 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # the container cannot use a GPU at all: no driver mounted into it (torch's "Found no NVIDIA driver on your
+        # system"), or one older than the image's CUDA runtime (cudaErrorInsufficientDriver's string). Never a GPU
+        # lost at run time, which CUDA reports in other words ("unknown error", "GPU is lost").
+        name="cuda-no-driver",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>CUDA driver version is insufficient for CUDA runtime version|Found no NVIDIA driver on your"
+            r" system|cudaErrorInsufficientDriver|CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
+            r" \(driver not loaded\))"
+        ),
+        summary="the container cannot use its GPU: {error}",
+        phrases=("CUDA driver version is insufficient", "Found no NVIDIA driver", "cudaErrorInsufficientDriver"),
+        fixed={"reason": "CUDA driver"},
+        examples=(
+            "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version",
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and"
+            " installed a driver from http://www.nvidia.com/Download/index.aspx",
+        ),
+        near_misses=("CUDA driver version: 12.4, CUDA runtime version: 12.1",),
+    ),
+    Signature(
         name="cuda-error",
         kind=Kind.CUDA_ERROR,
         # torch's "CUDA error: %s" (cudaGetErrorString), the THC era's "cuda runtime error (%d) : %s at
@@ -517,12 +559,15 @@ SIGNATURES: tuple[Signature, ...] = (
             r"CUDA error: (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
+            # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s"
+            r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,6} error=(?P<thc_code>\d{1,4}) : (?P<thc_error>[^\n]{0,200}?[^\s])"
+            r"[ \t]*$"
             r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})",
             re.MULTILINE,
         ),
         extract=cuda_error,
         summary="CUDA error: {error}",
-        phrases=("CUDA error", "cuda runtime error"),
+        phrases=("CUDA error", "cuda runtime error", "THCudaCheck FAIL"),
         regexp="cudaerror[a-z]+",
         wildcards=("cuda_error_*",),  # the analyzer keeps CUDA_ERROR_ECC_UNCORRECTABLE as one token
         examples=(
@@ -535,6 +580,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
             "E tensorflow/stream_executor/cuda/cuda_event.cc:29] Error polling for event status: failed to query"
             " event: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered",
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=265 error=77 : an illegal"
+            " memory access was encountered",
         ),
         near_misses=("CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log", "cuda runtime version 12.4"),
     ),
@@ -584,6 +631,22 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("INFO: local_rank: 0 (pid: 2806) started",),
     ),
     Signature(
+        # DeepSpeed's per-node launcher (launcher/launch.py sigkill_handler) once a local rank ended badly: it kills
+        # the others ("Killing subprocess %d", also on SIGTERM) and says "%s exits with return code = %d" of the
+        # first (a negative code is the signal that ended it): the pod's own rank, as torchrun's summary above
+        name="deepspeed-return-code",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(r"exits with return code = (?P<exit_code>-?\d{1,4})"),
+        summary="DeepSpeed launcher: a local rank exited with code {exit_code}",
+        phrases=("exits with return code",),
+        convert={"exit_code": int},
+        examples=(
+            "[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py',"
+            " '--local_rank=1', '--deepspeed', 'ds_config.json'] exits with return code = 1",
+        ),
+        near_misses=("[INFO] [launch.py:131:sigkill_handler] Killing subprocess 250621",),
+    ),
+    Signature(
         name="torchelastic-closing-workers",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
@@ -606,12 +669,12 @@ SIGNATURES: tuple[Signature, ...] = (
         name="mpirun-rank-exited",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
-            r"mpirun noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\d+) on node (?P<host>\S+)"
+            r"mpirun noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\S{1,32}) on node (?P<host>\S+)"
             r" exited on signal (?P<signal>\d+)"
         ),
         summary="mpirun: rank {failed_rank} on {host} exited on signal {signal}",
         phrases=("mpirun noticed that process rank",),
-        convert={"failed_rank": int, "pid": int, "signal": int},
+        convert={"failed_rank": int, "pid": pid, "signal": int},
         examples=("mpirun noticed that process rank 3 with PID 1234 on node gpu-node-7 exited on signal 9 (Killed).",),
         near_misses=("mpirun: process rank 3 with PID 1234 started on node gpu-node-7",),
     ),
@@ -619,17 +682,33 @@ SIGNATURES: tuple[Signature, ...] = (
         name="mpirun-nonzero-exit",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
-            r"mpirun detected that one or more processes exited with non-zero status"
+            r"(?:mpirun|Horovod) detected that one or more processes exited with non-zero status"
             r"(?:[\s\S]*?Process name: \[\[\d+,\d+\],(?P<failed_rank>\d+)\])?(?:[\s\S]*?Exit code:\s*(?P<exit_code>-?\d+))?"
         ),
         summary="mpirun: a rank exited with a non-zero status",
-        phrases=("mpirun detected that one or more processes exited with non-zero status",),
+        phrases=("detected that one or more processes exited with non-zero status",),
         convert={"failed_rank": int, "exit_code": int},
         examples=(
             "mpirun detected that one or more processes exited with non-zero status, thus causing\nthe job to be"
             " terminated. The first process to do so was:\n\n  Process name: [[41593,1],3]\n  Exit code:    1",
+            "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the"
+            " job to be terminated. The first process to do so was:\nProcess name: worker-1[0]\nExit code: 137",
         ),
         near_misses=("mpirun: all processes exited with status 0",),
+    ),
+    Signature(
+        # Ray: a task or the driver failed because an actor's process died elsewhere (ray.exceptions ActorDiedError,
+        # RayActorError of Ray 1.x, "The actor died unexpectedly before finishing this task."): a reaction
+        name="ray-actor-died",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(r"\b(?:ActorDiedError|RayActorError)\b|The actor died unexpectedly before finishing this task"),
+        summary="Ray: an actor this process depended on died",
+        phrases=("ActorDiedError", "RayActorError", "The actor died unexpectedly"),
+        examples=(
+            "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+            "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=1042684, ip=10.0.3.7)",
+        ),
+        near_misses=("ray.exceptions.RayTaskError(ValueError): ray::main_task() (pid=1042684, ip=10.0.3.7)",),
     ),
     Signature(
         name="sigterm-received",

@@ -81,16 +81,18 @@ def application_xid(event: TimelineEvent) -> bool:
     return xid_of(event) in APPLICATION_XIDS
 
 
-# torchrun's own summary of a local worker that failed ("failed (exitcode: 1) local_rank: 5", ChildFailedError):
-# a plain error exit of the pod's own rank. A signal's exit (negative, 128+N) says only that someone killed it.
-OWN_RANK_SIGNATURES = frozenset({"torchelastic-worker-failed", "torchelastic-child-failed"})
+# The launchers' own summaries of a local worker that failed (torchrun's "failed (exitcode: 1) local_rank: 5" and
+# ChildFailedError, DeepSpeed's "exits with return code = 1"): a plain error exit of the pod's own rank, or its
+# own crash (SIGSEGV, SIGBUS). Any other signal's exit (negative, 128+N) says only that someone killed it.
+OWN_RANK_SIGNATURES = frozenset({"torchelastic-worker-failed", "torchelastic-child-failed", "deepspeed-return-code"})
+_CRASH_EXITS = frozenset({-11, -7, 139, 135})
 
 
 def own_rank_failed(event: TimelineEvent) -> bool:
     if event.attrs.get("signature") not in OWN_RANK_SIGNATURES:
         return False
     code = event.attrs.get("exit_code")
-    return isinstance(code, int) and 0 < code < 128
+    return isinstance(code, int) and (0 < code < 128 or code in _CRASH_EXITS)
 
 
 def nvlink_text(event: TimelineEvent) -> bool:
@@ -204,8 +206,7 @@ def teardown(event: TimelineEvent) -> bool:
     """The launcher stopping healthy ranks, not reporting that its own child failed with a real exit code."""
     if event.kind != Kind.LAUNCHER_TEARDOWN:
         return False
-    signature = str(event.attrs.get("signature") or "")
-    if signature.startswith(("torchelastic-child", "torchelastic-worker")):
+    if event.attrs.get("signature") in OWN_RANK_SIGNATURES:
         signal = str(event.attrs.get("signal") or "").upper()
         return event.attrs.get("exit_code") in (-15, 143) or signal in ("SIGTERM", "15")
     return True
