@@ -41,6 +41,8 @@ NODE_REASONS = frozenset(
     }
 )
 JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
+# Events only a pod that never ran gets (the scheduler's, and cluster-autoscaler's about a pending pod)
+NEVER_RAN_REASONS = frozenset({"FailedScheduling", "NotTriggerScaleUp"})
 # kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message
 _ROW = re.compile(
     r"^\s*(?:\S+\s+)?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|"
@@ -137,7 +139,7 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
     fields = _fields(line.text)
     if line.where == "k8s-event":
         message = _event_row(line.text, reason)
-        if reason == "FailedScheduling":
+        if reason in NEVER_RAN_REASONS:
             pod.node, pod.scheduled, pod.started, pod.ready = None, None, None, False
             pod.unschedulable_message = message
             rec.events = [e for e in rec.events if e.name != pod.name]

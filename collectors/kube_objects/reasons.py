@@ -29,7 +29,9 @@ def _rx(*pairs: tuple[str, Kind]) -> tuple[tuple[re.Pattern[str], Kind], ...]:
     return tuple((re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in pairs)
 
 
-_XID_LINE = _rx((r"NVRM: Xid \(PCI:", Kind.GPU_XID))
+# Kernel lines a node-problem-detector rule relays under a reason of its own ("PodOOMKilling", a custom
+# kernel-monitor rule): what the line says, whatever the reason is called
+_XID_LINE = _rx((r"NVRM: Xid \(PCI:", Kind.GPU_XID), (r"out of memory: Kill(?:ed)? process \d", Kind.KERNEL_OOM))
 _IMAGE = r"ErrImagePull|ImagePullBackOff|Failed to pull image|pull access denied|manifest unknown|InvalidImageName|ErrImageNeverPull"
 
 

@@ -40,6 +40,8 @@ RULES: tuple[Rule, ...] = (
          check=checks.never_scheduled),
     Rule("admission-lost-gpu", "gpu-fallen-off-bus", 0.8, say.ADMISSION_LOST_GPU, _kinds(Kind.POD_FAILED),
          before=MINUTES_15, where=words.admission_lost_gpu),
+    Rule("admission-unhealthy-gpu", "gpu-hardware-error", 0.75, say.ADMISSION_UNHEALTHY_GPU,
+         _kinds(Kind.POD_FAILED), before=MINUTES_15, where=words.admission_unhealthy_gpu),
     Rule("admission-rejected", "unschedulable", 0.85, say.ADMISSION, _kinds(Kind.POD_FAILED), before=MINUTES_15,
          where=words.admission_rejected),
     # --- scheduling and the kubelet taking the pod away ---

@@ -134,6 +134,12 @@ def admission_lost_gpu(event: TimelineEvent) -> bool:
     return admission_rejected(event) and lost_gpu_text(event)
 
 
+def admission_unhealthy_gpu(event: TimelineEvent) -> bool:
+    """... because the device plugin marked the node's GPUs unhealthy (the kubelet's device manager: "no healthy
+    devices present; cannot allocate unhealthy devices nvidia.com/gpu"): a GPU fault on that node."""
+    return admission_rejected(event) and "unhealthy devices" in text_of(event)
+
+
 def preemption(event: TimelineEvent) -> bool:
     if event.kind == Kind.PREEMPTED:
         return True
@@ -147,7 +153,9 @@ def preemption(event: TimelineEvent) -> bool:
 
 def pressure_eviction(event: TimelineEvent) -> bool:
     if event.kind == Kind.EVICTED:
-        return "evicted pod:" not in text_of(event)
+        # the kubelet says what ran low ("The node was low on resource: memory."); Karpenter and other drainers
+        # say "Evicted pod" (with ": <why>" since 0.3x): an Eviction API call, no pressure
+        return not str(event.attrs.get("message") or "").lower().startswith("evicted pod")
     reason, text = _reason(event), text_of(event)
     if event.kind == Kind.POD_FAILED and reason == "evicted":
         return True
