@@ -129,6 +129,29 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("NVRM: GPU 0000:9b:00.0: RmInitAdapter failed! (0x26:0x56:1463)",),
     ),
     Signature(
+        # The PCIe layer giving a GPU up (drivers/pci/pcie/aer.c and err.c, the device named by its driver,
+        # "nvidia"): a fatal uncorrected error on the GPU's own link, or AER finding no way to recover it (the
+        # nvidia driver registers no error handlers): the GPU is gone from the bus, whether or not RM printed Xid 79
+        name="pcie-aer-gpu-lost",
+        kind=Kind.GPU_XID,
+        pattern=rx(
+            r"nvidia " + _PCI + r"\.\d: AER: (?P<aer>[Cc]an't recover \(no error_detected callback\)|device recovery"
+            r" failed|PCIe Bus Error: severity=Uncorrected \(Fatal\))"
+        ),
+        summary="GPU PCI:{pci} lost to a fatal PCIe error ({aer})",
+        phrases=("recover (no error_detected callback)", "device recovery failed", "severity=Uncorrected (Fatal)"),
+        fixed={"xid": 79, "text": "GPU lost to a fatal PCIe error (AER)."},
+        examples=(
+            "[  +0.000921] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+            "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer,"
+            " (Receiver ID)",
+        ),
+        near_misses=(
+            "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+            "pcieport 0000:00:03.0: AER: can't recover (no error_detected callback)",
+        ),
+    ),
+    Signature(
         # The GPU System Processor (R510+ GSP firmware): RM's heartbeat check ("NVRM: GPU%d %s: Heartbeat timed
         # out, ...", kernel_gsp.c, the Xid 119 family) and its crash report banner ("kgspHealthCheck_<chip>:
         # ***** GSP-CrashCat Report *****" / "GSP Error", with Xid 120 after it in the same report).
