@@ -246,7 +246,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nccl-watchdog-timeout",
         kind=Kind.NCCL_TIMEOUT,
         pattern=rx(
-            r"(?:Watchdog c|C)aught collective operation timeout: "
+            r"(?:Watchdog c|C)aught collective operation timeout:\s{1,4}"
             + _WORK
             + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?"
         ),
@@ -294,6 +294,29 @@ SIGNATURES: tuple[Signature, ...] = (
             "Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2",
         ),
         near_misses=("[Rank 0] ProcessGroupNCCL initialization options: TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC: 480",),
+    ),
+    Signature(
+        # PyTorch 2.4+ flight recorder: a rank whose collective timed out tells the others through the store;
+        # each then says "Received a dump signal due to a collective timeout from rank %d" ("from this local rank"
+        # on the one that timed out) or "Observed flight recorder dump signal from another rank via TCPStore."
+        name="nccl-timeout-dump-signal",
+        kind=Kind.NCCL_TIMEOUT,
+        pattern=rx(
+            r"Received a dump signal due to a collective timeout from\s{1,4}(?:this local rank|rank (?P<peer_rank>\d+))"
+            r"|Observed flight recorder dump signal from another rank"
+        ),
+        summary="NCCL collective timeout (flight recorder dump signal)",
+        phrases=("Received a dump signal due to a collective timeout", "Observed flight recorder dump signal"),
+        convert={"peer_rank": int},
+        extract=ranked,
+        examples=(
+            "[rank5]:[E723 01:58:45.667329643 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 5]"
+            " Received a dump signal due to a collective timeout from rank 2 and we will try our best to dump the"
+            " debug info.",
+            "[rank0]:[E804 23:05:54.816 ProcessGroupNCCL.cpp:1849] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed"
+            " flight recorder dump signal from another rank via TCPStore.",
+        ),
+        near_misses=("[rank0]: TORCH_NCCL_DUMP_ON_TIMEOUT=1, dumping the flight recorder to /tmp/nccl_trace_rank_0",),
     ),
     Signature(
         name="nccl-ib-completion-error",
@@ -488,6 +511,22 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # torch.distributed.DistBackendError (2.1+): the backend (NCCL) failed, also as Ray re-raises it
+        # ("RayTaskError(DistBackendError)"), when the line does not carry NCCL's own words (matched above)
+        name="dist-backend-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(r"\bDistBackendError\b"),
+        summary="torch.distributed backend error",
+        phrases=("DistBackendError",),
+        fixed={"detail": "DistBackendError"},
+        extract=ranked,
+        examples=(
+            "ray.exceptions.RayTaskError(DistBackendError): ray::_RayTrainWorker__execute.get_next() (pid=192,"
+            " ip=10.0.0.19)",
+        ),
+        near_misses=("from torch.distributed import DistStoreError",),
+    ),
+    Signature(
         name="nccl-warn",
         kind=Kind.NCCL_ERROR,
         pattern=rx(r"NCCL WARN (?P<detail>[^\n]+)"),
@@ -495,6 +534,50 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=("NCCL WARN",),
         examples=("gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",),
         near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
+    ),
+    Signature(
+        # /dev/shm too small for the DataLoader's workers (a pod without a memory-backed emptyDir there): torch's
+        # "DataLoader worker (pid %d) is killed by signal: Bus error. It is possible that dataloader's workers are
+        # out of shared memory", the C++ worker's "Unexpected bus error encountered in worker. This might be caused
+        # by insufficient shared memory (shm)", and the shm manager's "unable to write to file </torch_...>: No
+        # space left on device (28)": the pod's spec, not the code or the node
+        name="shm-exhausted",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>workers are out of shared memory|caused by insufficient shared memory"
+            r"|unable to write to file </torch_[^>\n]{1,64}>: No space left on device)"
+        ),
+        summary="the pod's shared memory (/dev/shm) ran out: {error}",
+        phrases=("out of shared memory", "insufficient shared memory", "unable to write to file"),
+        fixed={"reason": "shared memory"},
+        examples=(
+            "RuntimeError: DataLoader worker (pid 56811) is killed by signal: Bus error. It is possible that"
+            " dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory"
+            " (shm).",
+            "RuntimeError: unable to write to file </torch_8289_606636967_0>: No space left on device (28)",
+        ),
+        near_misses=("OSError: [Errno 28] No space left on device: '/checkpoints/step_1000'",),
+    ),
+    Signature(
+        # the process crashing itself: CPython's faulthandler ("Fatal Python error: Segmentation fault"), the
+        # shell's "Segmentation fault (core dumped)", UCX's "Caught signal 11 (Segmentation fault: ...)"
+        name="segfault",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>Fatal Python error: (?:Segmentation fault|Bus error|Aborted)|Segmentation fault\s{1,8}\(core dumped\)"
+            r"|Caught signal 11 \(Segmentation fault)"
+        ),
+        summary="the process crashed: {message}",
+        phrases=("Fatal Python error", "Segmentation fault"),
+        fixed={"exception": "Segmentation fault"},
+        examples=(
+            "Fatal Python error: Segmentation fault",
+            "/entrypoint.sh: line 3:    17 Segmentation fault      (core dumped) python train.py",
+            "[gpu-3:625371:0:625371] Caught signal 11 (Segmentation fault: address not mapped to object at address"
+            " (nil))",
+        ),
+        near_misses=("torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",),
     ),
     Signature(
         # a trainer that catches a CUDA OOM and goes on: fairseq's "| WARNING: ran out of memory with exception:
