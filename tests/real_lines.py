@@ -134,9 +134,22 @@ def _event_row(text: str, reason: str) -> str:
     return _fields(text).get("message") or text.strip()
 
 
+def _refused_at_admission(reason: str) -> bool:
+    """The kubelet's admission refusals: the pod is bound to the node and fails there before any container runs."""
+    return reason.startswith("OutOf") or reason in ("UnexpectedAdmissionError", "NodeAffinity")
+
+
 def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: datetime) -> None:
     reason = line.k8s_reason or ""
     fields = _fields(line.text)
+    if _refused_at_admission(reason):
+        message = _event_row(line.text, reason) if line.where == "k8s-event" else fields.get("message") or line.text
+        pod.scheduled, pod.started, pod.ready, pod.final_phase = t - timedelta(seconds=2), None, False, "Failed"
+        pod.status_reason, pod.status_message = reason, message.strip()
+        rec.events = [e for e in rec.events if e.name != pod.name]
+        rec.logs = [entry for entry in rec.logs if entry.pod != pod.name]  # it never ran
+        rec.events.append(_event(pod.name, "Pod", pod, t, reason, message.strip(), "kubelet"))
+        return
     if line.where == "k8s-event":
         message = _event_row(line.text, reason)
         if reason in NEVER_RAN_REASONS:

@@ -232,6 +232,15 @@ def xid_cause(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     return {"caused_by_xid": int(found.group(1))} if found else {}
 
 
+# pdsh and mpirun prefix each line a launcher relays from another node with that node's name ("worker-1: [...]")
+_RELAYED = re.compile(r"^[\w.-]{1,253}: \[")
+
+
+def relayed(_match: re.Match[str], text: str) -> Mapping[str, Any]:
+    """``relayed``: the line is another node's, printed by the launcher pod."""
+    return {"relayed": True} if _RELAYED.match(text) else {}
+
+
 def whole(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     return {"line": match.group(0)}
 

@@ -42,6 +42,7 @@ from whathappened.collectors.logs.extractors import (
     oom_pod,
     pid,
     ranked,
+    relayed,
     rx,
     traceback,
     whole,
@@ -129,26 +130,29 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("NVRM: GPU 0000:9b:00.0: RmInitAdapter failed! (0x26:0x56:1463)",),
     ),
     Signature(
-        # The PCIe layer giving a GPU up (drivers/pci/pcie/aer.c and err.c, the device named by its driver,
-        # "nvidia"): a fatal uncorrected error on the GPU's own link, or AER finding no way to recover it (the
-        # nvidia driver registers no error handlers): the GPU is gone from the bus, whether or not RM printed Xid 79
+        # The PCIe layer reporting a fatal uncorrectable error on the GPU's own link (drivers/pci/pcie/aer.c, the
+        # device named by its driver, "nvidia"; "Uncorrectable" since Linux 6.8, no "AER: " before 4.19): the link
+        # is reset and the nvidia driver, which registers no error handlers, loses the GPU, whether or not RM
+        # printed Xid 79. "can't recover (no error_detected callback)" alone is no loss: err.c prints it for
+        # non-fatal errors too, and the GPU goes on.
         name="pcie-aer-gpu-lost",
         kind=Kind.GPU_XID,
         pattern=rx(
-            r"nvidia " + _PCI + r"\.\d: AER: (?P<aer>[Cc]an't recover \(no error_detected callback\)|device recovery"
-            r" failed|PCIe Bus Error: severity=Uncorrected \(Fatal\))"
+            r"nvidia " + _PCI + r"\.\d: (?:AER: )?(?P<aer>PCIe Bus Error: severity=Uncorrect(?:ed|able) \(Fatal\))"
         ),
         summary="GPU PCI:{pci} lost to a fatal PCIe error ({aer})",
-        phrases=("recover (no error_detected callback)", "device recovery failed", "severity=Uncorrected (Fatal)"),
+        phrases=("severity=Uncorrected (Fatal)", "severity=Uncorrectable (Fatal)"),
         fixed={"xid": 79, "text": "GPU lost to a fatal PCIe error (AER)."},
         examples=(
-            "[  +0.000921] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+            "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered"
+            " Agent ID)",
             "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer,"
             " (Receiver ID)",
         ),
         near_misses=(
             "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
-            "pcieport 0000:00:03.0: AER: can't recover (no error_detected callback)",
+            "pcieport 0000:00:03.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer",
+            "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
         ),
     ),
     Signature(
@@ -222,13 +226,13 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("oom_reaper: reaped process 41230 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",),
     ),
     Signature(
-        # the kill's one-line summary (mm/oom_kill.c dump_oom_summary, 5.0+): "oom-kill:constraint=%s,nodemask=..,
+        # the kill's one-line summary (mm/oom_kill.c dump_oom_summary, 4.19+): "oom-kill:constraint=%s,nodemask=..,
         # cpuset=..,mems_allowed=..,oom_memcg=..,task_memcg=..,task=%s,pid=%d,uid=%d", kept when the "Killed
         # process" line that follows it is not (rate limits, a log shipper's line cut)
         name="kernel-oom-kill-summary",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
-            r"oom-kill:constraint=(?P<constraint>CONSTRAINT_[A-Z]+)[^\n]{0,4096}?,task=(?P<process>[^,\n]{1,64}),"
+            r"oom-kill:constraint=(?P<constraint>CONSTRAINT_[A-Z_]+)[^\n]{0,4096}?,task=(?P<process>[^,\n]{1,64}),"
             r"pid=(?P<pid>\d+)"
         ),
         summary="kernel OOM killer killed {process} (pid {pid})",
@@ -304,9 +308,15 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"Received a dump signal due to a collective timeout from\s{1,4}(?:this local rank|rank (?P<peer_rank>\d+))"
             r"|Observed flight recorder dump signal from another rank"
+            # torch 2.2-2.3: "Received a global timeout from another rank and will start to dump the debug info."
+            r"|Received a global timeout from another rank"
         ),
         summary="NCCL collective timeout (flight recorder dump signal)",
-        phrases=("Received a dump signal due to a collective timeout", "Observed flight recorder dump signal"),
+        phrases=(
+            "Received a dump signal due to a collective timeout",
+            "Observed flight recorder dump signal",
+            "Received a global timeout from another rank",
+        ),
         convert={"peer_rank": int},
         extract=ranked,
         examples=(
@@ -324,7 +334,7 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             # net_ib.cc by NCCL version: "Got completion with error %d, opcode %d, len %d, vendor err %d" (2.4-2.7),
             # "... from peer %s with error %d, ..." (2.8+, the peer empty when unknown), "with status=%d opcode=%d"
-            r"NET/IB(?:/GIN)?\s*: Got completion (?:from peer (?:(?P<peer>\S+?)\s+)?)?with (?:error |status=)"
+            r"NET/IB(?:/GIN)?\s*: Got completion (?:from peer\s{1,4}(?:(?P<peer>\S{1,128}?)\s{1,4})?)?with (?:error |status=)"
             r"(?P<status>\d+)(?:,? opcode[ =](?P<opcode>\d+))?"
         ),
         summary="NCCL NET/IB completion error {ib_status} ({ib_status_name}) from peer {peer}",
@@ -485,7 +495,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|(?P<ucx>Transport retry count exceeded|Receiver not ready retry count exceeded|Remote access error|"
             r"Local protection error) on (?P<device>mlx\d_\d{1,3}(?::\d{1,2})?)"
             # NCCL 2.27+ IB resiliency (p2p_resiliency.cc): a NIC given up on, or none left to fail over to
-            r"|NET/IB: ?[^\n]{0,80}?(?P<failed>Device \d{1,3} marked as failed|No functional devices left)"
+            r"|NET/IB: ?[^\n]{0,80}?(?P<failed>Device \d{1,3} marked as failed\. Initiating recovery\? No|No functional"
+            r" devices left|The error is fatal \()"
         ),
         summary="InfiniBand fabric error: {line}",
         phrases=(
@@ -493,7 +504,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "retry count exceeded",
             "Remote access error",
             "Local protection error",
-            "marked as failed",
+            "Initiating recovery? No",
+            "The error is fatal",
             "No functional devices left",
         ),
         fixed={"network": True},
@@ -503,28 +515,46 @@ SIGNATURES: tuple[Signature, ...] = (
             "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend"
             " 0x81 hw_synd 0/0)",
             "node-7:5301:5420 [2] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDevice"
-            "Failure: Device 1 marked as failed. Initiating recovery? Yes",
+            "Failure: Device 1 marked as failed. Initiating recovery? No",
         ),
         near_misses=(
             "NCCL INFO NET/IB : Got async event : port active",
             "ucx retry count set to 7 on mlx5_0:1",
+            "NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. Initiating recovery? Yes",
         ),
     ),
     Signature(
-        # torch.distributed.DistBackendError (2.1+): the backend (NCCL) failed, also as Ray re-raises it
-        # ("RayTaskError(DistBackendError)"), when the line does not carry NCCL's own words (matched above)
-        name="dist-backend-error",
-        kind=Kind.NCCL_ERROR,
-        pattern=rx(r"\bDistBackendError\b"),
-        summary="torch.distributed backend error",
-        phrases=("DistBackendError",),
-        fixed={"detail": "DistBackendError"},
-        extract=ranked,
-        examples=(
-            "ray.exceptions.RayTaskError(DistBackendError): ray::_RayTrainWorker__execute.get_next() (pid=192,"
-            " ip=10.0.0.19)",
+        # /dev/shm too small for the DataLoader's workers (a pod without a memory-backed emptyDir there): torch's
+        # "DataLoader worker (pid %d) is killed by signal: Bus error. It is possible that dataloader's workers are
+        # out of shared memory", the C++ worker's "Unexpected bus error encountered in worker. This might be caused
+        # by insufficient shared memory (shm)", and the shm manager's "unable to write to file </torch_...>: No
+        # space left on device (28)", NCCL's "Error while creating shared memory segment /dev/shm/nccl-*": the pod's spec, not the code or the node
+        name="shm-exhausted",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>workers are out of shared memory|caused by insufficient shared memory"
+            r"|unable to write to file </torch_[^>\n]{1,64}>: No space left on device"
+            r"|Error while creating shared memory segment /dev/shm/|failed to extend /dev/shm/)"
         ),
-        near_misses=("from torch.distributed import DistStoreError",),
+        summary="the pod's shared memory (/dev/shm) ran out: {error}",
+        phrases=(
+            "out of shared memory",
+            "insufficient shared memory",
+            "unable to write to file",
+            "Error while creating shared memory segment",
+            "failed to extend",
+        ),
+        fixed={"reason": "shared memory"},
+        examples=(
+            "RuntimeError: DataLoader worker (pid 56811) is killed by signal: Bus error. It is possible that"
+            " dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory"
+            " (shm).",
+            "RuntimeError: unable to write to file </torch_8289_606636967_0>: No space left on device (28)",
+            "gpu-2:311:402 [3] include/shm.h:28 NCCL WARN Error while creating shared memory segment"
+            " /dev/shm/nccl-7VtQvW (size 9637888)",
+        ),
+        near_misses=("OSError: [Errno 28] No space left on device: '/checkpoints/step_1000'",),
     ),
     Signature(
         name="nccl-warn",
@@ -536,48 +566,28 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
     ),
     Signature(
-        # /dev/shm too small for the DataLoader's workers (a pod without a memory-backed emptyDir there): torch's
-        # "DataLoader worker (pid %d) is killed by signal: Bus error. It is possible that dataloader's workers are
-        # out of shared memory", the C++ worker's "Unexpected bus error encountered in worker. This might be caused
-        # by insufficient shared memory (shm)", and the shm manager's "unable to write to file </torch_...>: No
-        # space left on device (28)": the pod's spec, not the code or the node
-        name="shm-exhausted",
-        kind=Kind.CONFIG_ERROR,
-        pattern=rx(
-            r"(?P<error>workers are out of shared memory|caused by insufficient shared memory"
-            r"|unable to write to file </torch_[^>\n]{1,64}>: No space left on device)"
-        ),
-        summary="the pod's shared memory (/dev/shm) ran out: {error}",
-        phrases=("out of shared memory", "insufficient shared memory", "unable to write to file"),
-        fixed={"reason": "shared memory"},
-        examples=(
-            "RuntimeError: DataLoader worker (pid 56811) is killed by signal: Bus error. It is possible that"
-            " dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
-            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory"
-            " (shm).",
-            "RuntimeError: unable to write to file </torch_8289_606636967_0>: No space left on device (28)",
-        ),
-        near_misses=("OSError: [Errno 28] No space left on device: '/checkpoints/step_1000'",),
-    ),
-    Signature(
         # the process crashing itself: CPython's faulthandler ("Fatal Python error: Segmentation fault"), the
         # shell's "Segmentation fault (core dumped)", UCX's "Caught signal 11 (Segmentation fault: ...)"
         name="segfault",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
-            r"(?P<message>Fatal Python error: (?:Segmentation fault|Bus error|Aborted)|Segmentation fault\s{1,8}\(core dumped\)"
-            r"|Caught signal 11 \(Segmentation fault)"
+            r"Fatal Python error: (?P<message>Segmentation fault|Bus error)|(?P<shell>Segmentation fault)\s{1,8}\(core dumped\)"
+            r"|line \d{1,6}:\s{1,8}\d{1,10} (?P<killed>Segmentation fault)|Caught signal 11 \((?P<ucx>Segmentation fault)"
         ),
-        summary="the process crashed: {message}",
+        summary="the process crashed: {exception}",
         phrases=("Fatal Python error", "Segmentation fault"),
-        fixed={"exception": "Segmentation fault"},
+        extract=lambda m, _t: {"exception": m.group("message") or "Segmentation fault"},
         examples=(
             "Fatal Python error: Segmentation fault",
+            "/bin/bash: line 1:    42 Segmentation fault      python train.py",
             "/entrypoint.sh: line 3:    17 Segmentation fault      (core dumped) python train.py",
             "[gpu-3:625371:0:625371] Caught signal 11 (Segmentation fault: address not mapped to object at address"
             " (nil))",
         ),
-        near_misses=("torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",),
+        near_misses=(
+            "torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",
+            "Fatal Python error: Aborted",
+        ),
     ),
     Signature(
         # a trainer that catches a CUDA OOM and goes on: fairseq's "| WARNING: ran out of memory with exception:
@@ -608,6 +618,7 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"CUDA out of memory|CUDA error: out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
             r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out of memory"
+            r"|error=2 : out of memory|cuda runtime error \(2\) : out of memory"
         ),
         extract=cuda_oom,
         summary="GPU out of memory (tried to allocate {tried})",
@@ -619,12 +630,15 @@ SIGNATURES: tuple[Signature, ...] = (
             "OOM when allocating tensor",
             "RESOURCE_EXHAUSTED: Out of memory",
             "Resource exhausted: Out of memory",
+            "error=2 : out of memory",
+            "cuda runtime error (2) : out of memory",
         ),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
             " 79.11 GiB of which 1.48 GiB is free.",
             "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)",
             "RuntimeError: CUDA error: out of memory",
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCStorage.cu line=58 error=2 : out of memory",
             "ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on"
             " /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
             "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate"
@@ -643,11 +657,15 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
             r"(?P<error>CUDA driver version is insufficient for CUDA runtime version|Found no NVIDIA driver on your"
-            r" system|cudaErrorInsufficientDriver|CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
-            r" \(driver not loaded\))"
+            r" system|cudaErrorInsufficientDriver|The NVIDIA driver on your system is too old)"
         ),
         summary="the container cannot use its GPU: {error}",
-        phrases=("CUDA driver version is insufficient", "Found no NVIDIA driver", "cudaErrorInsufficientDriver"),
+        phrases=(
+            "CUDA driver version is insufficient",
+            "Found no NVIDIA driver",
+            "cudaErrorInsufficientDriver",
+            "The NVIDIA driver on your system is too old",
+        ),
         fixed={"reason": "CUDA driver"},
         examples=(
             "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version",
@@ -744,11 +762,14 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(r"exits with return code = (?P<exit_code>-?\d{1,4})"),
         summary="DeepSpeed launcher: a local rank exited with code {exit_code}",
+        extract=relayed,
         phrases=("exits with return code",),
         convert={"exit_code": int},
         examples=(
             "[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py',"
             " '--local_rank=1', '--deepspeed', 'ds_config.json'] exits with return code = 1",
+            "worker-1: [2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/usr/bin/python3', '-u',"
+            " 'train.py', '--local_rank=1'] exits with return code = 1",
         ),
         near_misses=("[INFO] [launch.py:131:sigkill_handler] Killing subprocess 250621",),
     ),
@@ -1105,6 +1126,22 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=("RendezvousClosedError",),
         examples=("torch.distributed.elastic.rendezvous.api.RendezvousClosedError",),
         near_misses=("rendezvous closed cleanly after the run completed",),
+    ),
+    Signature(
+        # torch.distributed.DistBackendError (2.1+): the backend (NCCL) failed, also as Ray re-raises it
+        # ("RayTaskError(DistBackendError)"), when the line does not carry NCCL's own words (matched above)
+        name="dist-backend-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(r"\bDistBackendError\b"),
+        summary="torch.distributed backend error",
+        phrases=("DistBackendError",),
+        fixed={"detail": "DistBackendError"},
+        extract=ranked,
+        examples=(
+            "ray.exceptions.RayTaskError(DistBackendError): ray::_RayTrainWorker__execute.get_next() (pid=192,"
+            " ip=10.0.0.19)",
+        ),
+        near_misses=("from torch.distributed import DistStoreError",),
     ),
     Signature(
         name="python-traceback",

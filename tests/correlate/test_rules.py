@@ -57,6 +57,30 @@ def test_failed_scheduling_then_running_is_not_unschedulable():
     assert v.cause == "completed"
 
 
+_REFUSED = "Pod was rejected: Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, which is unexpected"
+
+
+def test_a_pod_the_kubelet_refused_at_admission_never_ran_and_is_unschedulable():
+    info = pod(P, N, phase="Failed", started=None)
+    msg = "Node didn't have enough resource: nvidia.com/gpu, requested: 8, used: 0, capacity: 0"
+    v = verdict(run([info], [ev(Kind.POD_FAILED, at(5), P, N, reason="OutOfnvidia.com/gpu", message=msg)]), P)
+    assert v.cause == "unschedulable" and "never ran" in v.summary
+    gone = ev(Kind.POD_FAILED, at(5), P, N, reason="UnexpectedAdmissionError", message=_REFUSED)
+    assert verdict(run([info], [gone]), P).cause == "gpu-hardware-error"
+
+
+def test_a_running_pod_failed_on_its_kubelets_restart_in_admissions_words_is_not_refused_at_admission():
+    base, starts = ran(P, N)
+    events = [
+        *starts,
+        ev(Kind.NODE_REBOOTED, at(58), None, N),
+        ev(Kind.POD_FAILED, at(60), P, N, reason="UnexpectedAdmissionError", message=_REFUSED),
+        exited(P, N, at(60), 137),
+    ]
+    v = verdict(run([base], events), P)
+    assert v.cause not in ("unschedulable", "gpu-hardware-error")
+
+
 def test_pending_without_node_for_long_is_unschedulable_with_less_confidence():
     info = pod(P, None, phase="Pending", started=None)
     v = verdict(run([info], [ev(Kind.POD_PHASE, at(3), P, phase="Pending")]), P)

@@ -25,6 +25,20 @@ def test_exit_137_alone_is_not_oom():
     assert v.cause != "oom-killed"
 
 
+def test_the_pods_set_up_in_its_log_at_the_end_is_a_config_error_and_hours_before_it_explains_nothing():
+    shm = "the pod's shared memory (/dev/shm) ran out: workers are out of shared memory"
+    v = single(
+        ev(Kind.CONFIG_ERROR, at(66), P, N, source="logs", summary=shm, signature="shm-exhausted"),
+        exited(P, N, at(67), 1),
+    )
+    assert v.cause == "config-error" and "how its pod is set up" in v.summary
+    early = single(
+        ev(Kind.CONFIG_ERROR, at(5), P, N, source="logs", summary=shm, signature="shm-exhausted"),
+        exited(P, N, at(67), 1),
+    )
+    assert early.cause != "config-error"
+
+
 def test_cuda_oom():
     v = single(
         ev(Kind.CUDA_OOM, at(44), P, N, source="logs", summary="CUDA out of memory (tried to allocate 20 GiB)"),

@@ -186,6 +186,21 @@ def _clean_exit(case: Case) -> bool:
     return any(c.exit_code == 0 and c.reason in (None, "Completed") for c in case.fate.pod.containers)
 
 
+_RAN = frozenset({Kind.CONTAINER_STARTED, Kind.CONTAINER_TERMINATED})
+
+
+def refused_at_admission(case: Case, rule: Rule) -> Finding | None:
+    """The kubelet refused the pod at admission and none of its containers ever ran. A kubelet restart re-admits
+    the pods already running there and fails those its device manager cannot place again, in the same words
+    ("Allocate failed due to ..."): those ran, and their death is another rule's (the node's, usually)."""
+    if any(c.started is not None or c.exit_code is not None for c in case.fate.pod.containers):
+        return None
+    if any(case.event(i).kind in _RAN for i in case.fate.events):
+        return None
+    hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)
+    return found(case, rule, hits) if hits else None
+
+
 def never_scheduled(case: Case, rule: Rule) -> Finding | None:
     if case.fate.node is not None:
         return None

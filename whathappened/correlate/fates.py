@@ -161,7 +161,7 @@ def _started(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
 def _waiting(pod: PodInfo, node: str | None, events: Sequence[TimelineEvent], end: datetime) -> bool:
     if pod.phase not in (None, "Pending"):
         return False
-    if any(e.kind in NOT_STARTED_YET for e in events):
+    if any(e.kind in NOT_STARTED_YET and "signature" not in e.attrs for e in events):  # a log line: it ran
         return True
     created = pod.created or min((e.at for e in events), default=None)
     return pod.phase == "Pending" and node is None and created is not None and end - created >= LONG_PENDING

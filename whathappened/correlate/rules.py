@@ -33,17 +33,18 @@ _PROBES = Support(_kinds(Kind.PROBE_FAILED), on=POD, before=MINUTES_15, where=wo
 RULES: tuple[Rule, ...] = (
     # --- pods that never ran ---
     Rule("image-or-config", "config-error", 0.9, say.CONFIG, _kinds(Kind.IMAGE_PULL_FAILED, Kind.CONFIG_ERROR),
-         before=WHOLE_WINDOW, fate=ANY),
+         before=WHOLE_WINDOW, fate=ANY, where=words.not_from_log),
     Rule("failed-scheduling", "unschedulable", 0.9, say.UNSCHEDULABLE, _kinds(Kind.FAILED_SCHEDULING),
          before=WHOLE_WINDOW, fate=NEVER_STARTED),
     Rule("never-scheduled", "unschedulable", 0.6, say.NEVER_SCHEDULED, fate=NEVER_STARTED,
          check=checks.never_scheduled),
     Rule("admission-lost-gpu", "gpu-fallen-off-bus", 0.8, say.ADMISSION_LOST_GPU, _kinds(Kind.POD_FAILED),
-         before=MINUTES_15, where=words.admission_lost_gpu),
+         before=MINUTES_15, where=words.admission_lost_gpu, check=checks.refused_at_admission),
     Rule("admission-unhealthy-gpu", "gpu-hardware-error", 0.75, say.ADMISSION_UNHEALTHY_GPU,
-         _kinds(Kind.POD_FAILED), before=MINUTES_15, where=words.admission_unhealthy_gpu),
+         _kinds(Kind.POD_FAILED), before=MINUTES_15, where=words.admission_unhealthy_gpu,
+         check=checks.refused_at_admission),
     Rule("admission-rejected", "unschedulable", 0.85, say.ADMISSION, _kinds(Kind.POD_FAILED), before=MINUTES_15,
-         where=words.admission_rejected),
+         where=words.admission_rejected, check=checks.refused_at_admission),
     # --- scheduling and the kubelet taking the pod away ---
     Rule("preempted", "scheduler-preemption", 0.95, say.PREEMPTED,
          _kinds(Kind.PREEMPTED, Kind.DISRUPTION_TARGET, Kind.POD_FAILED), before=MINUTES_15, where=words.preemption),
@@ -84,6 +85,9 @@ RULES: tuple[Rule, ...] = (
     Rule("kernel-oom", "oom-killed", 0.75, say.KERNEL_OOM, _kinds(Kind.KERNEL_OOM), on=HOST, before=MINUTES_5,
          check=checks.kernel_oom),
     Rule("cuda-oom", "cuda-oom", 0.9, say.CUDA_OOM, _kinds(Kind.CUDA_OOM), before=MINUTES_15, before_stop=True),
+    # the pod's own set-up, as its log says it at the end (/dev/shm too small, no usable CUDA driver)
+    Rule("setup-in-log", "config-error", 0.8, say.SETUP_IN_LOG, _kinds(Kind.CONFIG_ERROR), before=MINUTES_15,
+         where=words.from_log, before_stop=True),
     Rule("liveness", "liveness-probe", 0.85, say.LIVENESS, _kinds(Kind.KILLING, Kind.PROBE_FAILED),
          before=MINUTES_15, where=words.liveness, support=(_PROBES,)),
     Rule("deadline", "deadline-exceeded", 0.9, say.DEADLINE, _kinds(Kind.DEADLINE_EXCEEDED, Kind.POD_FAILED),

@@ -15,6 +15,7 @@ from whathappened.correlate.causes import CAUSES
 CONFIG = "{pod} could not start its container: {what} ({at})."
 UNSCHEDULABLE = "{pod} was never scheduled: {what} (first seen {at})."
 NEVER_SCHEDULED = "{pod} stayed Pending with no node from {at} to {died}: it was never scheduled."
+SETUP_IN_LOG = "{pod} stopped at {at} because of how its pod is set up: {what}."
 ADMISSION = "The kubelet on {node} refused {pod} at {at}, so it never ran: {what}."
 ADMISSION_LOST_GPU = "The kubelet on {node} refused {pod} at {at} because a GPU there is gone: {what}."
 ADMISSION_UNHEALTHY_GPU = "The kubelet on {node} refused {pod} at {at} because its GPUs there are unhealthy: {what}."

@@ -89,7 +89,7 @@ _CRASH_EXITS = frozenset({-11, -7, 139, 135})
 
 
 def own_rank_failed(event: TimelineEvent) -> bool:
-    if event.attrs.get("signature") not in OWN_RANK_SIGNATURES:
+    if event.attrs.get("signature") not in OWN_RANK_SIGNATURES or event.attrs.get("relayed"):
         return False
     code = event.attrs.get("exit_code")
     return isinstance(code, int) and (0 < code < 128 or code in _CRASH_EXITS)
@@ -198,6 +198,15 @@ def own_failure(event: TimelineEvent) -> bool:
     return event.kind != Kind.APP_EXCEPTION or own_exception(event)
 
 
+def from_log(event: TimelineEvent) -> bool:
+    """A log line's event (matched by a signature), not a Kubernetes object's or a metric's."""
+    return "signature" in event.attrs
+
+
+def not_from_log(event: TimelineEvent) -> bool:
+    return not from_log(event)
+
+
 def cannot_run(event: TimelineEvent) -> bool:
     return _reason(event) in ("containercannotrun", "starterror", "createcontainererror", "runcontainererror")
 
@@ -214,7 +223,7 @@ def teardown(event: TimelineEvent) -> bool:
     """The launcher stopping healthy ranks, not reporting that its own child failed with a real exit code."""
     if event.kind != Kind.LAUNCHER_TEARDOWN:
         return False
-    if event.attrs.get("signature") in OWN_RANK_SIGNATURES:
+    if event.attrs.get("signature") in OWN_RANK_SIGNATURES and not event.attrs.get("relayed"):
         signal = str(event.attrs.get("signal") or "").upper()
         return event.attrs.get("exit_code") in (-15, 143) or signal in ("SIGTERM", "15")
     return True

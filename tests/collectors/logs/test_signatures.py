@@ -262,3 +262,22 @@ def test_a_one_megabyte_line_through_the_live_collector(search_server: SearchSer
     assert [e.kind for e in events] == [Kind.CUDA_ERROR, Kind.NCCL_ERROR]
     assert all(len(e.summary) <= 300 for e in events)
     assert len(events[0].raw["line"]) <= 4000
+
+
+def test_a_deepspeed_line_relayed_from_another_node_is_that_nodes_rank() -> None:
+    own = log_parse.match_line(
+        "[ERROR] [launch.py:324:sigkill_handler] ['python', 'train.py'] exits with return code = 1"
+    )
+    relayed = log_parse.match_line(
+        "worker-1: [ERROR] [launch.py:324:sigkill_handler] ['python'] exits with return code = 1"
+    )
+    assert own is not None and relayed is not None
+    assert own.attrs["exit_code"] == relayed.attrs["exit_code"] == 1
+    assert "relayed" not in own.attrs and relayed.attrs["relayed"] is True
+
+
+def test_an_abort_after_an_nccl_failure_is_no_crash_of_the_process() -> None:
+    crash = log_parse.match_line("Fatal Python error: Segmentation fault")
+    assert crash is not None and crash.signature.name == "segfault" and crash.attrs["exception"] == "Segmentation fault"
+    aborted = log_parse.match_line("Fatal Python error: Aborted")
+    assert aborted is None or aborted.signature.name != "segfault"
