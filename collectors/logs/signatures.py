@@ -197,7 +197,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nvml-device-lost",
         kind=Kind.GPU_MISSING,
         pattern=rx(
-            r"Unable to determine the device handle for (?:GPU|gpu) ?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:"
+            r"Unable to determine the device handle for (?:GPU|gpu) ?(?P<bus>[0-9a-fA-F]{3,8}:[0-9a-fA-F]{2}:"
             r"[0-9a-fA-F]{2}\.\d): (?P<error>Unknown Error|GPU is lost)"
         ),
         summary="nvidia-smi cannot reach GPU {bus}: {error}",
@@ -1063,6 +1063,28 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         near_misses=(
             'I0901 00:25:09.311469 1 event.go:291] "Event occurred" reason="NodeReady" message="Node is ready"',
+        ),
+    ),
+    Signature(
+        # nvidia-smi -q's "Remapped Rows" section (Ampere and later): uncorrectable errors whose row remapping is
+        # pending until the GPU is reset: an uncorrectable memory error since the last reset
+        name="nvsmi-remap-pending",
+        kind=Kind.GPU_ECC_DBE,
+        pattern=rx(
+            r"Remapped Rows\s{1,16}Correctable Error\s{0,40}: \d{1,10}\s{1,40}Uncorrectable Error\s{0,40}: "
+            r"(?P<increase>[1-9]\d{0,9})\s{1,40}Pending\s{0,40}: Yes"
+        ),
+        summary="{increase} uncorrectable memory errors, row remapping pending (the GPU needs a reset)",
+        phrases=("Remapped Rows",),
+        convert={"increase": int},
+        fixed={"counter": "remapped rows pending"},
+        examples=(
+            "    Remapped Rows\n        Correctable Error                 : 0\n        Uncorrectable Error               :"
+            " 4\n        Pending                           : Yes",
+        ),
+        near_misses=(
+            "    Remapped Rows\n        Correctable Error                 : 0\n        Uncorrectable Error               :"
+            " 1\n        Pending                           : No",
         ),
     ),
     Signature(
