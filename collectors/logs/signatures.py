@@ -557,6 +557,32 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("OSError: [Errno 28] No space left on device: '/checkpoints/step_1000'",),
     ),
     Signature(
+        # the container cannot use a GPU at all: no driver mounted into it (torch's "Found no NVIDIA driver on your
+        # system"), or one older than the image's CUDA runtime (cudaErrorInsufficientDriver's string). Never a GPU
+        # lost at run time, which CUDA reports in other words ("unknown error", "GPU is lost").
+        name="cuda-no-driver",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>CUDA driver version is insufficient for CUDA runtime version|Found no NVIDIA driver on your"
+            r" system|cudaErrorInsufficientDriver|The NVIDIA driver on your system is too old)"
+        ),
+        summary="the container cannot use its GPU: {error}",
+        phrases=(
+            "CUDA driver version is insufficient",
+            "Found no NVIDIA driver",
+            "cudaErrorInsufficientDriver",
+            "The NVIDIA driver on your system is too old",
+        ),
+        fixed={"reason": "CUDA driver"},
+        examples=(
+            "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version",
+            "gpu-1:77:77 [0] NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'",
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and"
+            " installed a driver from http://www.nvidia.com/Download/index.aspx",
+        ),
+        near_misses=("CUDA driver version: 12.4, CUDA runtime version: 12.1",),
+    ),
+    Signature(
         name="nccl-warn",
         kind=Kind.NCCL_ERROR,
         pattern=rx(r"NCCL WARN (?P<detail>[^\n]+)"),
@@ -648,31 +674,6 @@ SIGNATURES: tuple[Signature, ...] = (
             "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
             "grpc: RESOURCE_EXHAUSTED: Received message larger than max (4194312 vs. 4194304)",
         ),
-    ),
-    Signature(
-        # the container cannot use a GPU at all: no driver mounted into it (torch's "Found no NVIDIA driver on your
-        # system"), or one older than the image's CUDA runtime (cudaErrorInsufficientDriver's string). Never a GPU
-        # lost at run time, which CUDA reports in other words ("unknown error", "GPU is lost").
-        name="cuda-no-driver",
-        kind=Kind.CONFIG_ERROR,
-        pattern=rx(
-            r"(?P<error>CUDA driver version is insufficient for CUDA runtime version|Found no NVIDIA driver on your"
-            r" system|cudaErrorInsufficientDriver|The NVIDIA driver on your system is too old)"
-        ),
-        summary="the container cannot use its GPU: {error}",
-        phrases=(
-            "CUDA driver version is insufficient",
-            "Found no NVIDIA driver",
-            "cudaErrorInsufficientDriver",
-            "The NVIDIA driver on your system is too old",
-        ),
-        fixed={"reason": "CUDA driver"},
-        examples=(
-            "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version",
-            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and"
-            " installed a driver from http://www.nvidia.com/Download/index.aspx",
-        ),
-        near_misses=("CUDA driver version: 12.4, CUDA runtime version: 12.1",),
     ),
     Signature(
         name="cuda-error",

@@ -83,9 +83,10 @@ def application_xid(event: TimelineEvent) -> bool:
 
 # The launchers' own summaries of a local worker that failed (torchrun's "failed (exitcode: 1) local_rank: 5" and
 # ChildFailedError, DeepSpeed's "exits with return code = 1"): a plain error exit of the pod's own rank, or its
-# own crash (SIGSEGV, SIGBUS). Any other signal's exit (negative, 128+N) says only that someone killed it.
+# own crash (SIGSEGV). Any other signal's exit (negative, 128+N) says only that someone killed it, or, for SIGBUS,
+# that /dev/shm ran out as often as the code crashed.
 OWN_RANK_SIGNATURES = frozenset({"torchelastic-worker-failed", "torchelastic-child-failed", "deepspeed-return-code"})
-_CRASH_EXITS = frozenset({-11, -7, 139, 135})
+_CRASH_EXITS = frozenset({-11, 139})
 
 
 def own_rank_failed(event: TimelineEvent) -> bool:
