@@ -215,17 +215,18 @@ def xid_in_reason(reason: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _unlisted(reason: str, warning_on_node: bool) -> Reason:
+    """The row of a reason not in REASONS: by its shape (an Xid in it, an admission shortage), else by where."""
+    if XID_REASON.match(reason):
+        return _XID_ROW
+    if reason.startswith(ADMISSION_SHORTAGE):
+        return _ADMISSION_ROW
+    return NODE_DEFAULT if warning_on_node else OTHER
+
+
 def classify(reason: str, message: str, warning_on_node: bool) -> tuple[Kind, Reason]:
     """The kind an event reason means, refined by its message."""
-    row = REASONS.get(reason) or (
-        _XID_ROW
-        if XID_REASON.match(reason)
-        else _ADMISSION_ROW
-        if reason.startswith(ADMISSION_SHORTAGE)
-        else NODE_DEFAULT
-        if warning_on_node
-        else OTHER
-    )
+    row = REASONS.get(reason) or _unlisted(reason, warning_on_node)
     for pattern, kind in row.refine:
         if pattern.search(message):
             return kind, row

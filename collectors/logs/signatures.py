@@ -527,8 +527,9 @@ SIGNATURES: tuple[Signature, ...] = (
         # /dev/shm too small for the DataLoader's workers (a pod without a memory-backed emptyDir there): torch's
         # "DataLoader worker (pid %d) is killed by signal: Bus error. It is possible that dataloader's workers are
         # out of shared memory", the C++ worker's "Unexpected bus error encountered in worker. This might be caused
-        # by insufficient shared memory (shm)", and the shm manager's "unable to write to file </torch_...>: No
-        # space left on device (28)", NCCL's "Error while creating shared memory segment /dev/shm/nccl-*": the pod's spec, not the code or the node
+        # by insufficient shared memory (shm)", the shm manager's "unable to write to file </torch_...>: No space
+        # left on device (28)", NCCL's "Error while creating shared memory segment /dev/shm/nccl-*": the pod's
+        # spec, not the code or the node
         name="shm-exhausted",
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
@@ -597,8 +598,8 @@ SIGNATURES: tuple[Signature, ...] = (
         name="segfault",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
-            r"Fatal Python error: (?P<message>Segmentation fault|Bus error)|(?P<shell>Segmentation fault)\s{1,8}\(core dumped\)"
-            r"|line \d{1,6}:\s{1,8}\d{1,10} (?P<killed>Segmentation fault)|Caught signal 11 \((?P<ucx>Segmentation fault)"
+            r"Fatal Python error: (?P<message>Segmentation fault|Bus error)|Segmentation fault\s{1,8}\(core dumped\)"
+            r"|line \d{1,6}:\s{1,8}\d{1,10} Segmentation fault|Caught signal 11 \(Segmentation fault"
         ),
         summary="the process crashed: {exception}",
         phrases=("Fatal Python error", "Segmentation fault"),

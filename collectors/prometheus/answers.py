@@ -25,7 +25,10 @@ class SeriesBuilder:
         self._samples: dict[tuple[str, tuple[tuple[str, str], ...]], dict[float, float]] = {}
 
     def add(self, metric: str, labels: Mapping[str, str], at: float, value: float) -> None:
-        self._samples.setdefault((metric, clean(labels)), {})[at] = value
+        self._put(metric, clean(labels), ((at, value),))
+
+    def _put(self, metric: str, cleaned: tuple[tuple[str, str], ...], found: Sequence[tuple[float, float]]) -> None:
+        self._samples.setdefault((metric, cleaned), {}).update(found)
 
     def add_last_seen(self, results: Sequence[Mapping[str, Any]]) -> None:
         """Last-seen answers (a value per point, or one instant value) as one LAST_SEEN sample per series."""
@@ -58,7 +61,7 @@ class SeriesBuilder:
                     continue  # VictoriaMetrics answers `a != b` where b has no value at all: not a change
                 found += ((at - step, previous), (at, value))
             if found:
-                self._samples.setdefault((name, cleaned), {}).update(found)
+                self._put(name, cleaned, found)
 
     def series(self) -> list[Series]:
         return [

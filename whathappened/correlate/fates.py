@@ -158,10 +158,15 @@ def _started(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
     return min(times) if times else None
 
 
+def from_log(event: TimelineEvent) -> bool:
+    """A log line's event (matched by a signature), not a Kubernetes object's or a metric's."""
+    return "signature" in event.attrs
+
+
 def _waiting(pod: PodInfo, node: str | None, events: Sequence[TimelineEvent], end: datetime) -> bool:
     if pod.phase not in (None, "Pending"):
         return False
-    if any(e.kind in NOT_STARTED_YET and "signature" not in e.attrs for e in events):  # a log line: it ran
+    if any(e.kind in NOT_STARTED_YET and not from_log(e) for e in events):  # a log line says it ran
         return True
     created = pod.created or min((e.at for e in events), default=None)
     return pod.phase == "Pending" and node is None and created is not None and end - created >= LONG_PENDING

@@ -6,6 +6,7 @@ The Xid families come from the one catalog, whathappened.xids (after NVIDIA's Xi
 from __future__ import annotations
 
 from whathappened.correlate.evidence import text_of, xid_of
+from whathappened.correlate.fates import from_log
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 from whathappened.xids import Family, codes
@@ -197,11 +198,6 @@ def own_exception(event: TimelineEvent) -> bool:
 def own_failure(event: TimelineEvent) -> bool:
     """A failure the pod reported itself (an exception of its own, CUDA, memory, NCCL), not a shutdown message."""
     return event.kind != Kind.APP_EXCEPTION or own_exception(event)
-
-
-def from_log(event: TimelineEvent) -> bool:
-    """A log line's event (matched by a signature), not a Kubernetes object's or a metric's."""
-    return "signature" in event.attrs
 
 
 def not_from_log(event: TimelineEvent) -> bool:
