@@ -91,7 +91,7 @@ def recording(line: RealLine, agent: str | None = None) -> Recording:
     t = day(11, 21, 6, 40)
     training_chatter(rec, ids, pods, t - timedelta(minutes=2))
     if line.where == "kernel-log":
-        rec.kernel(node, t, line.text)
+        rec.kernel(node, t, _as_the_pods_cgroup(line.text, pod.uid))
     elif line.where == "container-log" and agent is not None:
         helper = dataclasses.replace(
             pod, name=f"{agent}-x7k2p", namespace="kube-system", uid=ids.uuid("pod", "kube-system", agent),
@@ -106,6 +106,17 @@ def recording(line: RealLine, agent: str | None = None) -> Recording:
     else:
         end(pod, t + timedelta(seconds=5), 1)
     return expect(rec, (pod, line.expected_cause, True, None))
+
+
+# The pod's cgroup in an OOM kill's lines (cgroup v1 ".../pod<uid>/...", v2's systemd slices "...-pod<uid with _>.slice")
+_POD_CGROUP = re.compile(
+    r"(?<=kubepods)([/a-z._-]{0,64}?pod)([0-9a-f]{8}([-_])[0-9a-f]{4}\3[0-9a-f]{4}\3[0-9a-f]{4}\3[0-9a-f]{12})"
+)
+
+
+def _as_the_pods_cgroup(text: str, uid: str) -> str:
+    """The kernel line about the incident's pod: the UID in its cgroup paths is that pod's, as on the real node."""
+    return _POD_CGROUP.sub(lambda m: m.group(1) + uid.replace("-", m.group(3)), text)
 
 
 def _fields(text: str) -> dict[str, str]:
@@ -123,6 +134,48 @@ def _fields(text: str) -> dict[str, str]:
             value += " " + " ".join(part.strip() for part in lines[i + 1 : i + 3] if not _FIELD.match(part))
         found.setdefault(key, value.strip("'\" ,;}"))
     return found
+
+
+def _ended_state(text: str) -> dict[str, str]:
+    """A container's terminated state: kubectl describe's "Last State:" block when the container runs again or
+    waits (CrashLoopBackOff) after it ended, else its state."""
+    current, _, last = text.partition("Last State:")
+    if last and "Terminated" not in current:
+        return _fields(last)
+    return _fields(text)
+
+
+@dataclass(frozen=True)
+class _Row:
+    reason: str
+    message: str
+    on_node: bool  # `kubectl get events`' object column names a node
+
+
+_AGE = re.compile(r"(\d+)([dhms])")
+_AGE_COLUMN = re.compile(
+    r"^\s*(?:(?:\S+\s+)??(?P<get>\d+[dhms]\S*)\s+(?:Warning|Normal)|(?:\S+\s+)?(?:Warning|Normal)\s+\w+\s+(?P<described>\S+))"
+)
+
+
+def _age(raw: str) -> int | None:
+    """How long ago a row happened, in seconds, from its age column ("13m", "7m43s", "47m (x4 over 47m)")."""
+    found = _AGE_COLUMN.match(raw)
+    column = found and (found["get"] or found["described"])
+    if not column or not _AGE.match(column):
+        return None
+    scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    return sum(int(n) * scale[unit] for n, unit in _AGE.findall(column))
+
+
+def _event_rows(text: str) -> list[_Row]:
+    """The rows of `kubectl get events` or describe's Events, oldest first (by their age when every row has one)."""
+    found = [(raw, _ROW.match(raw)) for raw in text.splitlines()]
+    rows = [(raw, m) for raw, m in found if m is not None]
+    ages = [_age(raw) for raw, _ in rows]
+    if all(a is not None for a in ages):
+        rows = [row for _, row in sorted(zip(ages, rows, strict=True), key=lambda pair: -(pair[0] or 0))]
+    return [_Row(m["reason"], m["message"].strip(), " node/" in raw) for raw, m in rows]
 
 
 def _event_row(text: str, reason: str) -> str:
@@ -150,6 +203,22 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
         rec.logs = [entry for entry in rec.logs if entry.pod != pod.name]  # it never ran
         rec.events.append(_event(pod.name, "Pod", pod, t, reason, message.strip(), "kubelet"))
         return
+    rows = _event_rows(line.text) if line.where == "k8s-event" else []
+    if len(rows) > 1 and (reason not in NEVER_RAN_REASONS or any(r.reason == "Scheduled" for r in rows)):
+        # several rows of `kubectl get events` / describe: each the Event it describes, oldest first, seconds apart
+        for n, row in enumerate(rows):
+            at = t - timedelta(seconds=10 * (len(rows) - 1 - n))
+            if row.reason == "Scheduled":
+                continue  # the pod was scheduled (as every pod of the incident is)
+            if row.on_node or row.reason in NODE_REASONS:
+                rec.events.append(_event(node.name, "Node", pod, at, row.reason, row.message, "kubelet"))
+            elif row.reason in JOB_REASONS:
+                job = pod.owner.name if pod.owner else pod.name
+                rec.events.append(_event(job, "Job", pod, at, row.reason, row.message, "job-controller"))
+            else:
+                rec.events.append(_event(pod.name, "Pod", pod, at, row.reason, row.message, "kubelet"))
+        end(pod, t + timedelta(seconds=5), 1)
+        return
     if line.where == "k8s-event":
         message = _event_row(line.text, reason)
         if reason in NEVER_RAN_REASONS:
@@ -166,6 +235,7 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
         end(pod, t + timedelta(seconds=5), 1)
         return
     if line.where == "container-status":
+        fields = _ended_state(line.text)
         code = int(fields["exit"]) if fields.get("exit", "").lstrip("-").isdigit() else 1
         end(pod, t + timedelta(seconds=5), code, fields.get("reason") or reason or "Error")
         return

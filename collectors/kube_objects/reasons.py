@@ -69,6 +69,15 @@ REASONS: dict[str, Reason] = {
     "FailedMount": Reason(Kind.CONFIG_ERROR),
     "FailedAttachVolume": Reason(Kind.CONFIG_ERROR),
     "FailedCreatePodContainer": Reason(Kind.CONFIG_ERROR),
+    # a sandbox the node's runtime cannot make for the pod's RuntimeClass (containerd: 'no runtime for "nvidia" is
+    # configured', dockershim and CRI-O: 'RuntimeHandler "nvidia" not supported') is the pod's set-up against its
+    # node; other sandbox failures (CNI, a restarting runtime) stay Events
+    "FailedCreatePodSandBox": Reason(
+        Kind.KUBE_EVENT,
+        refine=_rx(
+            (r'no runtime for "[^"]*" is configured|RuntimeHandler "?[\w.-]+"? not supported', Kind.CONFIG_ERROR)
+        ),
+    ),
     "Unhealthy": Reason(Kind.PROBE_FAILED),
     "OOMKilled": Reason(Kind.OOM_KILLED),
     # --- pod endings ---

@@ -494,8 +494,10 @@ SIGNATURES: tuple[Signature, ...] = (
             r"[A-Za-z ]{3,40}(?:error|fatal|failed))"
             r"|(?P<ucx>Transport retry count exceeded|Receiver not ready retry count exceeded|Remote access error|"
             r"Local protection error) on (?P<device>mlx\d_\d{1,3}(?::\d{1,2})?)"
-            # NCCL 2.27+ IB resiliency (p2p_resiliency.cc): a NIC given up on, or none left to fail over to
-            r"|NET/IB: ?[^\n]{0,80}?(?P<failed>Device \d{1,3} marked as failed\. Initiating recovery\? No|No functional"
+            # NCCL 2.27+ IB resiliency (p2p_resiliency.cc): a NIC marked failed (whether or not NCCL then fails over
+            # to another: the NIC on this node failed, and a rank that dies after it died with it in the way), or
+            # none left to fail over to
+            r"|NET/IB: ?[^\n]{0,80}?(?P<failed>Device \d{1,3} marked as failed\.|No functional"
             r" devices left|The error is fatal \()"
         ),
         summary="InfiniBand fabric error: {line}",
@@ -504,7 +506,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "retry count exceeded",
             "Remote access error",
             "Local protection error",
-            "Initiating recovery? No",
+            "marked as failed.",
             "The error is fatal",
             "No functional devices left",
         ),
@@ -520,7 +522,7 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=(
             "NCCL INFO NET/IB : Got async event : port active",
             "ucx retry count set to 7 on mlx5_0:1",
-            "NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. Initiating recovery? Yes",
+            "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.7<0>",
         ),
     ),
     Signature(

@@ -157,6 +157,25 @@ def test_spot_notice_on_another_node_is_not_ours():
     assert v.cause != "spot-preemption"
 
 
+def test_rebalance_recommendation_then_a_drain_is_spot():
+    # aws-node-termination-handler draining on EC2's rebalance recommendation (enableRebalanceDraining)
+    v = single(
+        ev(Kind.REBALANCE_RECOMMENDATION, at(50), node=N, provider="aws", not_before=at(50, 30)),
+        ev(Kind.DRAIN, at(50, 40), node=N, reason="CordonAndDrain"),
+        exited(P, N, at(51), 143),
+    )
+    assert v.cause == "spot-preemption"
+
+
+def test_rebalance_recommendation_alone_is_no_interruption():
+    # its "will be cordoned at" time passed, but nothing drained the node: a cordon kills no pod
+    v = single(
+        ev(Kind.REBALANCE_RECOMMENDATION, at(50), node=N, provider="aws", not_before=at(50, 30)),
+        exited(P, N, at(51), 1),
+    )
+    assert v.cause != "spot-preemption"
+
+
 def maintenance_chain(notice_minute: float = 61):
     return [
         ev(

@@ -73,10 +73,21 @@ def spot_interruption(case: Case, rule: Rule) -> Finding | None:
     if finding is None and notices and not _failed_first(case, SPOT_LOOKBACK + SKEW, case.fate.ended + SKEW):
         # The node vanished with the pod on it: no drain needs to be recorded for a reclaimed spot VM.
         return replace(found(case, rule, notices), confidence=0.8)
+    if finding is None and not notices:
+        # EC2's rebalance recommendation (a spot instance at raised risk of interruption) is no interruption, but
+        # aws-node-termination-handler drains the node on it when told to: a drain or eviction after one is the
+        # spot lifecycle's. Alone, or only its "will be cordoned at" time passed, it is nothing.
+        rebalance = case.find(REBALANCE, NODE, SPOT_LOOKBACK, SKEW)
+        finding = _notice_chain(case, rule, rebalance, timed=False)
     return finding
 
 
-def _notice_chain(case: Case, rule: Rule, notices: tuple[int, ...]) -> Finding | None:
+REBALANCE = frozenset({Kind.REBALANCE_RECOMMENDATION})
+
+
+def _notice_chain(case: Case, rule: Rule, notices: tuple[int, ...], timed: bool = True) -> Finding | None:
+    """The notices and the disruption of the pod or its node that followed them; with ``timed``, a notice whose
+    "not before" time the pod's end passed is enough (with less confidence)."""
     if not notices:
         return None
     first = min(case.event(i).at for i in notices)
@@ -91,7 +102,7 @@ def _notice_chain(case: Case, rule: Rule, notices: tuple[int, ...]) -> Finding |
         return replace(finding, onset=min(case.event(i).at for i in pod_side))
     if node_side:
         return replace(found(case, rule, notices, node_side), confidence=round(rule.confidence - 0.1, 2))
-    if _after_not_before(case, notices):
+    if timed and _after_not_before(case, notices):
         return replace(found(case, rule, notices), confidence=round(rule.confidence - 0.2, 2))
     return None
 

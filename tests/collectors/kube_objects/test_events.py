@@ -176,6 +176,24 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
     ("SuccessfulDelete", "Deleted pod: w-0", "Job", Kind.POD_DELETED),
     ("Pulled", 'Successfully pulled image "x"', "Pod", Kind.KUBE_EVENT),
     ("KernelDeadlock", "task docker:7 blocked for more than 120 seconds.", "Node", Kind.NODE_CONDITION),
+    (
+        "FailedCreatePodSandBox",
+        'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured',
+        "Pod",
+        Kind.CONFIG_ERROR,
+    ),
+    (
+        "FailedCreatePodSandBox",
+        'Failed to create pod sandbox: rpc error: code = Unknown desc = RuntimeHandler "nvidia" not supported',
+        "Pod",
+        Kind.CONFIG_ERROR,
+    ),
+    (
+        "FailedCreatePodSandBox",
+        'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "0a1b": plugin type="calico" failed (add)',
+        "Pod",
+        Kind.KUBE_EVENT,
+    ),
     ("GPUXid", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Node", Kind.GPU_XID),
 ]
 
