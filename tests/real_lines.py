@@ -43,10 +43,12 @@ NODE_REASONS = frozenset(
 JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
 # Events only a pod that never ran gets (the scheduler's, and cluster-autoscaler's about a pending pod)
 NEVER_RAN_REASONS = frozenset({"FailedScheduling", "NotTriggerScaleUp"})
-# kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message
+# kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message; get's object column
+# ("node/ip-10-1-2-3"); custom columns (first and last seen, count, source) before the type, the message right after
+# the reason
 _ROW = re.compile(
-    r"^\s*(?:\S+\s+)?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|"
-    r"(?:pod|node)/\S+\s+)(?P<message>\S[^\n]*)$"
+    r"^\s*(?:\S+\s+){0,5}?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|"
+    r"(?P<object>pod|node|nodeclaim|job)/\S+\s+|)(?P<message>\S[^\n]*)$"
 )
 _FIELD = re.compile(r"""^\s*"?(?P<key>[Mm]essage|[Rr]eason|Exit Code|exitCode)"?\s*:\s*(?P<value>.*?),?\s*$""")
 
@@ -175,7 +177,10 @@ def _event_rows(text: str) -> list[_Row]:
     ages = [_age(raw) for raw, _ in rows]
     if all(a is not None for a in ages):
         rows = [row for _, row in sorted(zip(ages, rows, strict=True), key=lambda pair: -(pair[0] or 0))]
-    return [_Row(m["reason"], m["message"].strip(), " node/" in raw) for raw, m in rows]
+    # a NodeClaim's rows (Karpenter writes one for the node and one for its claim) are about no object here
+    return [
+        _Row(m["reason"], m["message"].strip(), m["object"] == "node") for _, m in rows if m["object"] != "nodeclaim"
+    ]
 
 
 def _event_row(text: str, reason: str) -> str:
@@ -228,7 +233,7 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
             rec.logs = [entry for entry in rec.logs if entry.pod != pod.name]  # it never ran
             rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "default-scheduler"))
             return
-        if reason in NODE_REASONS:
+        if reason in NODE_REASONS or any(row.on_node and row.reason == reason for row in rows):
             rec.events.append(_event(node.name, "Node", pod, t, reason, message, "kubelet"))
         else:
             rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "kubelet"))
@@ -240,6 +245,12 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
         end(pod, t + timedelta(seconds=5), code, fields.get("reason") or reason or "Error")
         return
     message = fields.get("message") or line.text.strip()
+    if reason == "Unschedulable":  # the PodScheduled condition of a pod the scheduler could not place
+        pod.node, pod.scheduled, pod.started, pod.ready = None, None, None, False
+        pod.unschedulable_message = message
+        rec.events = [e for e in rec.events if e.name != pod.name]
+        rec.logs = [entry for entry in rec.logs if entry.pod != pod.name]  # it never ran
+        return
     if reason in JOB_REASONS:
         job = pod.owner.name if pod.owner else pod.name
         rec.events.append(_event(job, "Job", pod, t, reason, message, "job-controller"))

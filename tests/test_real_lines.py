@@ -116,11 +116,20 @@ AGENT_LINES = {
     "maint-nth-scheduled-event-degraded-hw": "aws-node-termination-handler",
     "spot-karpenter-interruption-2023": "karpenter",
     "hw-xid69-device-plugin-2020": "nvidia-device-plugin-daemonset",
+    "device-plugin-xidcriticalerror-xid48-marking-unhealthy": "nvidia-device-plugin-daemonset",
+    "spot-karpenter-interruption-json-spack": "karpenter",
+    "karpenter-drift-replace-disrupting-log-v037": "karpenter",
+    "karpenter-v1-disrupting-underutilized-replace": "karpenter",
+    "nth-asg-lifecycle-termination-sqs": "aws-node-termination-handler",
+    "gpud-xid79-detected-on-pci": "gpud",
+    "gpud-remapped-rows-error-gpu-is-lost": "gpud",
 }
 
 
 @pytest.mark.servers
-@pytest.mark.parametrize("line", [line for line in LINES if line.id in AGENT_LINES], ids=lambda line: line.id)
+@pytest.mark.parametrize(
+    "line", [line for line in LINES + MORE_LINES if line.id in AGENT_LINES], ids=lambda line: line.id
+)
 def test_a_node_agents_line_on_the_pods_node(
     line: RealLine, tmp_path: Path, kube_double: Any, search_server: SearchServer
 ) -> None:

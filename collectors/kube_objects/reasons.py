@@ -78,17 +78,27 @@ REASONS: dict[str, Reason] = {
             (r'no runtime for "[^"]*" is configured|RuntimeHandler "?[\w.-]+"? not supported', Kind.CONFIG_ERROR)
         ),
     ),
-    "Unhealthy": Reason(Kind.PROBE_FAILED),
+    # "%s probe errored: %v": the kubelet could not run the probe and throws the result away (prober worker):
+    # no failure counted, no restart; "%s probe failed: %s" is the one that counts
+    "Unhealthy": Reason(Kind.PROBE_FAILED, refine=_rx((r"^\w+ probe errored", Kind.KUBE_EVENT))),
     "OOMKilled": Reason(Kind.OOM_KILLED),
     # --- pod endings ---
     # the kubelet's pressure eviction; Karpenter (drift, consolidation) writes "Evicted pod: <node> drifted" for
     # its own Eviction API calls, which are a controller's stop, not a node running out of a resource
     "Evicted": Reason(
-        Kind.EVICTED, _rx((r"^Evicted pod:|\b(?:drifted|consolidat\w*|underutilized)\b", Kind.EVICTION_API))
+        Kind.EVICTED, _rx((r"^Evicted pod\b|\b(?:drifted|consolidat\w*|underutilized)\b", Kind.EVICTION_API))
     ),
     # the taint manager's "Marking for deletion Pod %s", and "Cancelling deletion of Pod %s" when the taint went
     "TaintManagerEviction": Reason(Kind.TAINT_EVICTION, refine=_rx((r"^Cancelling deletion", Kind.KUBE_EVENT))),
     "PodEviction": Reason(Kind.EVICTION_API),  # aws-node-termination-handler draining
+    # Kueue taking an admitted workload back (its pods deleted, the Job suspended) for a reason of its own: the
+    # PodsReady timeout, a failed admission check, a stopped queue, a deactivated workload
+    "EvictedDueToPodsReadyTimeout": Reason(Kind.EVICTION_API),
+    "EvictedDueToAdmissionCheck": Reason(Kind.EVICTION_API),
+    "EvictedDueToClusterQueueStopped": Reason(Kind.EVICTION_API),
+    "EvictedDueToLocalQueueStopped": Reason(Kind.EVICTION_API),
+    "EvictedDueToDeactivated": Reason(Kind.EVICTION_API),
+    "EvictedDueToInactiveWorkload": Reason(Kind.EVICTION_API),
     "EvictionByEvictionAPI": Reason(Kind.EVICTION_API),
     "DeadlineExceeded": Reason(Kind.DEADLINE_EXCEEDED),
     "BackoffLimitExceeded": Reason(Kind.DEADLINE_EXCEEDED),
@@ -148,6 +158,15 @@ REASONS: dict[str, Reason] = {
     "PostDrain": Reason(Kind.DRAIN),
     "Cordon": Reason(Kind.NODE_CORDONED),
     "Uncordon": Reason(Kind.NODE_UNCORDONED),
+    # --- Karpenter: its disruption controller (drift, consolidation, emptiness, expiry: "Disrupting Node:
+    # Drifted"), a controller's own stop, and the AWS provider's interruption controller relaying EC2's notices ---
+    "DisruptionTerminating": Reason(Kind.DRAIN),
+    "SpotInterrupted": _aws(Kind.SPOT_INTERRUPTION),
+    "SpotRebalanceRecommendation": _aws(Kind.REBALANCE_RECOMMENDATION),
+    "InstanceUnhealthy": _aws(),  # an AWS Health scheduled change for the instance
+    "InstanceStopping": _aws(Kind.NODE_SHUTDOWN),
+    "InstanceTerminating": _aws(Kind.NODE_SHUTDOWN),
+    "TerminatingOnInterruption": Reason(Kind.DRAIN),
     # --- GKE ---
     "ImpendingNodeTermination": Reason(Kind.MAINTENANCE_NOTICE, provider="gcp", notice=True),
     "MaintenanceWindowStarted": Reason(Kind.MAINTENANCE_NOTICE, provider="gcp", notice=True),

@@ -203,6 +203,8 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code")):
         if match.group(error):
             return {"error": match.group(error), "code": int(match.group(code))}
+    if match.group("test_error"):
+        return {"error": match.group("test_error")}
     name = match.group("driver_error")
     if name:
         return {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}

@@ -181,7 +181,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # device as unhealthy.") (v0.x) and "..., the device will go unhealthy." (older).
         name="device-plugin-xid",
         kind=Kind.GPU_XID,
-        pattern=rx(r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{36})"),
+        # (a UUID shortened in a paste, "GPU-455e672a-...", still names the Xid)
+        pattern=rx(r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{4,36}(?:\.{3})?)"),
         summary="Xid {xid} on {uuid} (device plugin marks the GPU unhealthy)",
         phrases=("XidCriticalError",),
         convert={"xid": int},
@@ -205,6 +206,79 @@ SIGNATURES: tuple[Signature, ...] = (
         fixed={"text": "GPU is lost (fallen off the bus)"},
         examples=("Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error",),
         near_misses=("Unable to determine the device handle for GPU 0000:09:00.0: Insufficient Permissions",),
+    ),
+    Signature(
+        # the GPU gone as its status code names it: NVML's NVML_ERROR_GPU_IS_LOST as go-nvml spells it
+        # ("ERROR_GPU_IS_LOST", gpud and the device plugin), RM's NV_ERR_GPU_IS_LOST ("GPU lost from the bus",
+        # nvAssertOkFailedNoLog and friends)
+        name="gpu-is-lost-status",
+        kind=Kind.GPU_MISSING,
+        pattern=rx(r"\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bNV_ERR_GPU_IS_LOST\b|GPU lost from the bus"),
+        summary="the GPU is lost: {line}",
+        phrases=("NV_ERR_GPU_IS_LOST", "GPU lost from the bus", "ERROR_GPU_IS_LOST", "NVML_ERROR_GPU_IS_LOST"),
+        wildcards=("?*error_gpu_is_lost",),
+        fixed={"text": "GPU is lost (fallen off the bus)"},
+        extract=whole,
+        examples=(
+            "failed to get remapped rows for GPU-ac896b35-5782-c478-4b2a-a661de07770f: failed to get device remapped"
+            " rows: ERROR_GPU_IS_LOST",
+            "NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)"
+            " returned from rmStatus @ kernel_ce_gv100.c:106",
+        ),
+        near_misses=("nvml.ERROR_GPU_IS_LOST_HANDLER registered",),
+    ),
+    Signature(
+        # RM failing to bring a GPU up (the adapter's init, "RmInitAdapter failed! (0x%x:0x%x:%d)" with the GPU's
+        # PCI address on R470+, without it before): the GPU is unusable until it is reset or replaced; during a
+        # run, what a GPU that dropped off the bus says when the driver tries it again
+        name="nvrm-init-failed",
+        kind=Kind.GPU_MISSING,
+        pattern=rx(r"NVRM: (?:GPU (?:at )?(?:PCI:)?" + _PCI + r"\.\d:? )?RmInitAdapter failed!"),
+        summary="the driver could not initialize a GPU (RmInitAdapter failed)",
+        phrases=("RmInitAdapter failed",),
+        fixed={"text": "GPU failed to initialize (RmInitAdapter failed)"},
+        examples=(
+            "[   39.147720] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
+            "kernel: [  218.250408] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)",
+        ),
+        near_misses=("NVRM: GPU 0000:0a:00.0: RmInitAdapter succeeded",),
+    ),
+    Signature(
+        # RM reporting a GPU that must be reset before it can work again, by the status it returns
+        # (NV_ERR_RESET_REQUIRED, 0x62: assertions and failed GSP RPCs print it), and the memory subsystem's own
+        # error after a bus flush timed out (kgmmuCheckMemSubsysError): hardware faults the Xid may not carry
+        name="nvrm-gpu-needs-reset",
+        kind=Kind.GPU_XID,
+        pattern=rx(
+            r"NVRM: [^\n]{0,300}?(?P<status>NV_ERR_RESET_REQUIRED|GspRmAlloc failed: [^\n]{0,300}?\bstatus=0x0{0,6}62\b"
+            r"|Memory Subsystem Error detected)"
+        ),
+        summary="the GPU needs a reset: {line}",
+        phrases=("NV_ERR_RESET_REQUIRED", "GspRmAlloc failed", "Memory Subsystem Error detected"),
+        fixed={"gpu_fault": "hardware"},
+        extract=whole,
+        examples=(
+            "NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)"
+            " returned from status @ kernel_channel.c:2874",
+            "NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClient=0xc1d1a616; hParent=0x5c000054; hObject=0x5c00005b;"
+            " hClass=0x0000c86f; paramsSize=0x00000170; paramsStatus=0x00000062; status=0x00000062",
+            "NVRM: GPU6 kgmmuCheckMemSubsysError_IMPL: Memory Subsystem Error detected. kbusSendSysmembarSingle"
+            " failed.",
+        ),
+        near_misses=(
+            "NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClass=0x0000c86f; paramsStatus=0x00000051; status=0x00000051",
+        ),
+    ),
+    Signature(
+        # gpud's Xid component: "XID %d(%s) detected on %s" with the GPU's PCI bus id
+        name="gpud-xid",
+        kind=Kind.GPU_XID,
+        pattern=rx(r"XID (?P<xid>\d{1,3})\((?P<text>[^)\n]{1,160})\) detected on PCI:" + _PCI),
+        summary="Xid {xid} on GPU PCI:{pci}: {text}",
+        phrases=("detected on PCI",),
+        convert={"xid": int},
+        examples=("XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00",),
+        near_misses=("no XID detected on PCI:0000:ae:00",),
     ),
     Signature(
         name="kernel-oom-killer",
@@ -327,6 +401,29 @@ SIGNATURES: tuple[Signature, ...] = (
             " flight recorder dump signal from another rank via TCPStore.",
         ),
         near_misses=("[rank0]: TORCH_NCCL_DUMP_ON_TIMEOUT=1, dumping the flight recorder to /tmp/nccl_trace_rank_0",),
+    ),
+    Signature(
+        # NCCL finding no network interface to bootstrap over (bootstrap.cc "Bootstrap : no socket interface
+        # found"; NCCL_SOCKET_IFNAME naming an interface the pod lacks) or handed an address of no family
+        # (socket.cc "ncclSocketInit: connecting to address %s with family %d is neither AF_INET(%d) nor
+        # AF_INET6(%d)"): the pod's network set-up, not a fault of the run
+        name="nccl-no-interface",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>Bootstrap ?: no socket interface found|ncclSocketInit: connecting to address [^\n]{0,80}?with"
+            r" family \d{1,6} is neither AF_INET)"
+        ),
+        summary="NCCL found no network interface to use: {error}",
+        phrases=("no socket interface found", "is neither AF_INET"),
+        fixed={"reason": "network interface"},
+        examples=(
+            "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1201, internal error,"
+            " NCCL version 2.14.3\nncclInternalError: Internal check failed.\nLast error:\nBootstrap : no socket"
+            " interface found",
+            "[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor"
+            " AF_INET6(10)",
+        ),
+        near_misses=("node-1:77:77 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
     ),
     Signature(
         name="nccl-ib-completion-error",
@@ -483,6 +580,46 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("Some NCCL operations completed; taking a checkpoint",),
     ),
     Signature(
+        # Gloo (torch.distributed's CPU backend) timing out in a collective: unbound_buffer.cc "Timed out waiting
+        # %dms for recv operation to complete" (send alike), pair.cc "Timed out waiting ... for" in older forms
+        name="gloo-timeout",
+        kind=Kind.NCCL_TIMEOUT,
+        pattern=rx(
+            r"gloo/transport/tcp/\w{1,32}\.cc:\d{1,6}\] (?P<detail>Timed out waiting \d{1,12} ?ms for \w{1,16}"
+            r" operation to complete)"
+        ),
+        summary="Gloo collective timed out: {detail}",
+        phrases=("Timed out waiting",),
+        fixed={"backend": "gloo"},
+        extract=ranked,
+        examples=(
+            "[rank2]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out"
+            " waiting 1800000ms for recv operation to complete",
+        ),
+        near_misses=("Timed out waiting 1800000ms for the dataset download to complete",),
+    ),
+    Signature(
+        # Gloo's TCP pair losing its peer (pair.cc "Connection closed by peer [%s]:%d", "Read error [%s]:%d: %s",
+        # "Write error ..."): the rank at the other end exited or the network dropped it
+        name="gloo-peer-lost",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(
+            r"gloo/transport/tcp/pair\.cc:\d{1,6}\] (?P<detail>Connection closed by peer [^\n]{0,80}|(?:Read|Write)"
+            r" error [^\n]{0,120})"
+        ),
+        summary="Gloo lost its peer: {detail}",
+        phrases=("Connection closed by peer", "Read error", "Write error"),
+        fixed={"backend": "gloo"},
+        extract=ranked,
+        examples=(
+            "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer"
+            " [127.0.0.1]:10895",
+            "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [192.168.70.92]:25266:"
+            " Connection reset by peer",
+        ),
+        near_misses=("gloo/transport/tcp/pair.cc:210] connected to peer [10.0.0.2]:4001",),
+    ),
+    Signature(
         # The fabric itself, as the transports report it: NCCL's IB async events (net_ib.cc "NET/IB : Got async
         # event : %s", ibv_event_type_str: port error, device fatal, ...), and UCX's mlx5 completion syndromes
         # (ib_mlx5_log.c "Transport retry count exceeded on mlx5_0:1/IB", "Remote access error", the
@@ -494,6 +631,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"[A-Za-z ]{3,40}(?:error|fatal|failed))"
             r"|(?P<ucx>Transport retry count exceeded|Receiver not ready retry count exceeded|Remote access error|"
             r"Local protection error) on (?P<device>mlx\d_\d{1,3}(?::\d{1,2})?)"
+            # UCX 1.3-1.8 ib_mlx5_log.c: "Error on QP 0x%x wqe[%d]: %s (synd 0x%x vend 0x%x)"
+            r"|Error on QP 0x[0-9a-f]{1,8} wqe\[\d{1,9}\]: (?P<ucx_qp>[A-Za-z ]{3,60}) \(synd 0x"
             # NCCL 2.27+ IB resiliency (p2p_resiliency.cc): a NIC marked failed (whether or not NCCL then fails over
             # to another: the NIC on this node failed, and a rank that dies after it died with it in the way), or
             # none left to fail over to
@@ -504,6 +643,7 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=(
             "Got async event",
             "retry count exceeded",
+            "Error on QP",
             "Remote access error",
             "Local protection error",
             "marked as failed.",
@@ -516,6 +656,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
             "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend"
             " 0x81 hw_synd 0/0)",
+            "[clx-orion-059:27319:0:27319] ib_mlx5_log.c:113  FATAL: Error on QP 0x3ce8e wqe[12598]: Transport retry"
+            " count exceeded (synd 0x15 vend 0x81) opcode SEND",
             "node-7:5301:5420 [2] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDevice"
             "Failure: Device 1 marked as failed. Initiating recovery? No",
         ),
@@ -524,6 +666,26 @@ SIGNATURES: tuple[Signature, ...] = (
             "ucx retry count set to 7 on mlx5_0:1",
             "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.7<0>",
         ),
+    ),
+    Signature(
+        # libfabric's EFA provider failing a transfer ("libfabric:%d:%d::efa:%s:%s():%d<warn> err: %d, message: %s
+        # ..."): what aws-ofi-nccl then reports as a failed request; a peer gone or unreachable
+        name="efa-transfer-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(
+            r"libfabric:\d{1,10}:\d{1,12}::efa:\w{1,16}:\w{1,64}\(\):\d{1,6}<warn> err: (?P<err>\d{1,5}), message: "
+            r"(?P<detail>[^\n]{1,120}?)(?: My EFA addr|$)",
+            re.MULTILINE,
+        ),
+        summary="EFA transfer error {err}: {detail}",
+        phrases=("efa",),
+        wildcards=("*efa_rdm_*",),
+        convert={"err": int},
+        examples=(
+            "libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address"
+            " My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65",
+        ),
+        near_misses=("libfabric:451707:1708520807::efa:core:efa_device_init():120<info> Selected device rdmap16s27",),
     ),
     Signature(
         # /dev/shm too small for the DataLoader's workers (a pod without a memory-backed emptyDir there): torch's
@@ -586,6 +748,58 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("CUDA driver version: 12.4, CUDA runtime version: 12.1",),
     ),
     Signature(
+        # the rendezvous store's server cannot listen: its port is taken (c10d socket.cpp "The server socket has
+        # failed to listen on any local network address", errno 98 / EADDRINUSE in 2.4's libuv form), another run
+        # or process on the pod's network (hostNetwork) holding MASTER_PORT
+        name="store-port-in-use",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"The server socket has failed to listen on any local network address\.[^\n]{0,300}?"
+            r"(?P<error>errno: 98 - Address already in use|EADDRINUSE)"
+        ),
+        summary="the rendezvous store's port is taken ({error})",
+        phrases=("failed to listen on any local network address",),
+        fixed={"reason": "port in use"},
+        examples=(
+            "RuntimeError: The server socket has failed to listen on any local network address. The server socket has"
+            " failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+            "RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6:"
+            " 0, code: -98, name: EADDRINUSE, message: address already in use.",
+        ),
+        near_misses=(
+            "RuntimeError: The server socket has failed to listen on any local network address. port: 29500, code:"
+            " -13, name: EACCES",
+        ),
+    ),
+    Signature(
+        # the container's binary is for another CPU (runc/crun "exec %s: exec format error", runc before 1.1
+        # "standard_init_linux.go:%d: exec user process caused: exec format error"): the image, not the run
+        name="exec-format-error",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(r"\bexec (?:user process caused|\S{1,256}): exec format error"),
+        summary="the image is built for another CPU (exec format error)",
+        phrases=("exec format error",),
+        fixed={"reason": "image architecture"},
+        examples=(
+            "exec /node-problem-detector: exec format error",
+            "standard_init_linux.go:228: exec user process caused: exec format error",
+        ),
+        near_misses=("OSError: [Errno 8] Exec format error: './run.sh'",),
+    ),
+    Signature(
+        # NCCL's net plugin failing to load at init (aws-ofi-nccl's "NET/OFI aws-ofi-nccl initialization failed"):
+        # NCCL falls back to its own transports and goes on
+        name="nccl-net-plugin-fallback",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"NCCL WARN NET/OFI aws-ofi-nccl initialization failed"),
+        summary="NCCL: the aws-ofi-nccl plugin did not load (NCCL uses its own transports)",
+        phrases=("aws-ofi-nccl initialization failed",),
+        examples=(
+            "algo-1:17778:17848 [5] nccl_net_ofi_create_plugin:259 NCCL WARN NET/OFI aws-ofi-nccl initialization failed",
+        ),
+        near_misses=("NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20.",),
+    ),
+    Signature(
         name="nccl-warn",
         kind=Kind.NCCL_ERROR,
         pattern=rx(r"NCCL WARN (?P<detail>[^\n]+)"),
@@ -593,6 +807,25 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=("NCCL WARN",),
         examples=("gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",),
         near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
+    ),
+    Signature(
+        # a CUDA kernel's device-side assertion, as the device printf writes it ("%s:%d: %s: block: [%d,%d,%d],
+        # thread: [%d,%d,%d] Assertion `%s` failed."): the code's own check (an index out of range), before the
+        # "device-side assert triggered" CUDA error that follows it
+        name="device-side-assert",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"\.cu:\d{1,6}: [^\n]{1,300}?block: \[\d{1,6},\d{1,6},\d{1,6}\], thread: \[\d{1,6},\d{1,6},\d{1,6}\]"
+            r" Assertion `(?P<message>[^`\n]{1,300})` failed"
+        ),
+        summary="a device-side assertion failed: {message}",
+        phrases=("Assertion",),
+        fixed={"exception": "device-side assertion"},
+        examples=(
+            "/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:115: operator(): block: [0,0,0], thread:"
+            ' [1,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.',
+        ),
+        near_misses=("Assertion `idx_dim >= 0` passed in unit test ScatterGatherKernel.cu",),
     ),
     Signature(
         # the process crashing itself: CPython's faulthandler ("Fatal Python error: Segmentation fault"), the
@@ -648,6 +881,11 @@ SIGNATURES: tuple[Signature, ...] = (
             r"CUDA out of memory|CUDA error: out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
             r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out of memory"
             r"|error=2 : out of memory|cuda runtime error \(2\) : out of memory"
+            # cuBLAS / cuDNN failing to allocate their workspace or handle
+            r"|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
+            # vLLM ("No available memory for the cache blocks"), SGLang ("Not enough memory. Please try to
+            # increase --mem-fraction-static"): too little GPU memory left for the KV cache
+            r"|No available memory for the cache blocks|Not enough memory\. Please try to increase --mem-fraction-static"
         ),
         extract=cuda_oom,
         summary="GPU out of memory (tried to allocate {tried})",
@@ -661,6 +899,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "Resource exhausted: Out of memory",
             "error=2 : out of memory",
             "cuda runtime error (2) : out of memory",
+            "CUBLAS_STATUS_ALLOC_FAILED",
+            "CUDNN_STATUS_ALLOC_FAILED",
+            "No available memory for the cache blocks",
+            "Please try to increase --mem-fraction-static",
         ),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
@@ -672,6 +914,10 @@ SIGNATURES: tuple[Signature, ...] = (
             " /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
             "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate"
             " 17179869184 bytes.",
+            "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+            "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when"
+            " initializing the engine.",
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
         ),
         near_misses=(
             "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
@@ -690,12 +936,14 @@ SIGNATURES: tuple[Signature, ...] = (
             # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s"
             r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,6} error=(?P<thc_code>\d{1,4}) : (?P<thc_error>[^\n]{0,200}?[^\s])"
             r"[ \t]*$"
-            r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})",
+            r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})"
+            # nccl-tests: "Test CUDA failure %s:%d '%s'"
+            r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'",
             re.MULTILINE,
         ),
         extract=cuda_error,
         summary="CUDA error: {error}",
-        phrases=("CUDA error", "cuda runtime error", "THCudaCheck FAIL"),
+        phrases=("CUDA error", "cuda runtime error", "THCudaCheck FAIL", "Test CUDA failure"),
         regexp="cudaerror[a-z]+",
         wildcards=("cuda_error_*",),  # the analyzer keeps CUDA_ERROR_ECC_UNCORRECTABLE as one token
         examples=(
@@ -710,6 +958,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " event: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered",
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=265 error=77 : an illegal"
             " memory access was encountered",
+            "Test CUDA failure common.cu:1007\n'CUDA-capable device(s) is/are busy or unavailable'",
         ),
         near_misses=("CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log", "cuda runtime version 12.4"),
     ),
@@ -842,6 +1091,24 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("ray.exceptions.RayTaskError(ValueError): ray::main_task() (pid=1042684, ip=10.0.3.7)",),
     ),
     Signature(
+        # JAX / XLA's coordination service client (client.h): "Terminating process because the JAX distributed
+        # service detected fatal errors. This most likely indicates that another task died": a reaction
+        name="jax-coordination-fatal",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"Terminating process because the (?:JAX distributed service detected fatal errors|coordinator"
+            r" detected missing heartbeats)"
+        ),
+        summary="JAX: the distributed service ended this task after another task failed",
+        phrases=("Terminating process because the",),
+        examples=(
+            "F0929 17:42:48.594200 1044529 client.h:77] Terminating process because the JAX distributed service"
+            " detected fatal errors. This most likely indicates that another task died; see the other task logs for"
+            " more details.",
+        ),
+        near_misses=("Terminating process because the training loop finished",),
+    ),
+    Signature(
         name="sigterm-received",
         kind=Kind.SIGTERM_RECEIVED,
         pattern=rx(
@@ -953,12 +1220,26 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="netdev-watchdog",
         kind=Kind.NETWORK_ERROR,
-        pattern=rx(r"NETDEV WATCHDOG: (?P<device>\S+) \((?P<driver>[^)]+)\): transmit queue (?P<queue>\d+) timed out"),
+        pattern=rx(r"NETDEV WATCHDOG: (?P<device>\S+) \((?P<driver>[^)]*)\): transmit queue (?P<queue>\d+) timed out"),
         summary="NIC {device} transmit queue {queue} timed out",
         phrases=("NETDEV WATCHDOG",),
         convert={"queue": int},
-        examples=("NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms",),
+        examples=(
+            "NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms",
+            "NETDEV WATCHDOG: ib0.beef (): transmit queue 26 timed out",
+        ),
         near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
+    ),
+    Signature(
+        # IPoIB's transmit timeout (ipoib_main.c ipoib_timeout: "transmit timeout: latency %d msecs")
+        name="ipoib-transmit-timeout",
+        kind=Kind.NETWORK_ERROR,
+        pattern=rx(r"(?P<device>ib[\w.]{0,16}): transmit timeout: latency (?P<ms>\d{1,9}) msecs"),
+        summary="InfiniBand interface {device}: transmit timeout ({ms} ms)",
+        phrases=("transmit timeout",),
+        convert={"ms": int},
+        examples=("[  281.260866] ib1: transmit timeout: latency 1120 msecs",),
+        near_misses=("ib1: transmit timeout set to 5000 msecs",),
     ),
     # --- node agents: what they print about the node a pod runs on ---
     Signature(
@@ -998,15 +1279,57 @@ SIGNATURES: tuple[Signature, ...] = (
         # Karpenter's interruption controller (controller.interruption): the SQS message it acts on
         name="karpenter-interruption",
         kind=Kind.SPOT_INTERRUPTION,
-        pattern=rx(r""""?messageKind"?[:=] ?"?(?P<event_type>SpotInterruptionKind)\b"""),
+        pattern=rx(r""""?messageKind"?[:=] ?"?(?P<event_type>SpotInterruptionKind|spot_interrupted)\b"""),
         summary="Karpenter: spot interruption, cordon and drain",
-        phrases=("SpotInterruptionKind",),
+        phrases=("SpotInterruptionKind", "spot_interrupted"),
         fixed={"provider": "aws", "action": "spot-interruption"},
         examples=(
             '2023-06-12T11:47:23.814Z\tDEBUG\tcontroller.interruption\tremoving offering from offerings\t{"messageKind":'
             ' "SpotInterruptionKind", "action": "CordonAndDrain", "capacity-type": "spot"}',
+            '{"message": "initiating delete from interruption message", "controller": "interruption", "messageKind":'
+            ' "spot_interrupted", "action": "CordonAndDrain"}',
         ),
         near_misses=('{"messageKind": "RebalanceRecommendationKind", "action": "NoAction"}',),
+    ),
+    Signature(
+        # Karpenter's disruption controller taking nodes away for its own reasons (drift, consolidation,
+        # emptiness, expiry): "disrupting via drift replace, terminating 1 nodes (1 pods) ..." (v0.32+),
+        # "deprovisioning via consolidation delete, terminating 5 machines ..." (v0.2x-0.31), and v1's structured
+        # "disrupting node(s)" with its "reason"; a controller's stop, no fault
+        name="karpenter-disruption",
+        kind=Kind.DRAIN,
+        pattern=rx(
+            r"(?:disrupting|deprovisioning) via (?P<method>[a-z]{3,16}) (?:replace|delete), terminating"
+            r'|"message": ?"disrupting node\(s\)"[^\n]{0,400}?"reason": ?"(?P<reason>[a-z_]{3,32})"'
+        ),
+        summary="Karpenter: disrupting nodes ({line})",
+        phrases=("disrupting via", "deprovisioning via", "disrupting node(s)"),
+        fixed={"by": "karpenter"},
+        extract=whole,
+        examples=(
+            '{"level":"INFO","logger":"controller.disruption","message":"disrupting via drift replace, terminating 1'
+            ' nodes (1 pods) ip-10-129-90-75.us-west-2.compute.internal/c6a.large/on-demand"}',
+            "controller.deprovisioning\tdeprovisioning via consolidation delete, terminating 5 machines"
+            " ip-10-11-2-6.us-west-2.compute.internal/t3.xlarge/spot",
+            '{"level":"INFO","logger":"controller","message":"disrupting node(s)","controller":"disruption","reason":'
+            '"underutilized","decision":"replace","disrupted-node-count":1}',
+        ),
+        near_misses=('{"message":"disrupting node(s) is blocked by a budget","controller":"disruption"}',),
+    ),
+    Signature(
+        # aws-node-termination-handler (queue mode) draining for an Auto Scaling lifecycle hook ("ASG Lifecycle
+        # Termination event received. Instance will be interrupted at %s"): scale-in or instance refresh, a stop
+        name="nth-asg-termination",
+        kind=Kind.DRAIN,
+        pattern=rx(r"ASG Lifecycle Termination event received"),
+        summary="aws-node-termination-handler: the Auto Scaling group is terminating the instance",
+        phrases=("ASG Lifecycle Termination event received",),
+        fixed={"provider": "aws", "by": "autoscaling"},
+        examples=(
+            '"Description":"ASG Lifecycle Termination event received. Instance will be interrupted at 2023-01-20'
+            ' 22:25:57 +0000 UTC \\n","Kind":"SQS_TERMINATE"',
+        ),
+        near_misses=("ASG Lifecycle hook heartbeat sent",),
     ),
     Signature(
         # Azure IMDS Scheduled Events as agents and harnesses log them (JSON or a Python dict): an event its owner
@@ -1036,12 +1359,47 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Freeze|Terminate|Preempt)['"]"""
             r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]Platform['"]"""
+            # IMDS's own order before EventSource existed (api-version 2017-2019): EventId, EventStatus, EventType;
+            # a Freeze there (seconds of pause) is left to the kubelet's and the node's own evidence
+            r"""|['"]EventStatus['"]: ?['"]Scheduled['"], ?['"]EventType['"]: ?['"](?P<imds_type>Reboot|Redeploy|"""
+            r"""Terminate|Preempt)['"]"""
         ),
-        summary="Azure scheduled event: {event_type}",
-        phrases=("EventSource",),
+        summary="Azure scheduled event: {line}",
+        phrases=("EventSource", "EventStatus"),
         fixed={"provider": "azure"},
-        examples=("{'EventType': 'Reboot', 'EventSource': 'Platform', 'NotBefore': 'Thu, 16 Mar 2023 14:01:28 GMT'}",),
-        near_misses=("{'EventType': 'Reboot', 'EventSource': 'User'}",),
+        extract=lambda m, _t: {"event_type": m.group("event_type") or m.group("imds_type"), "line": m.group(0)},
+        examples=(
+            "{'EventType': 'Reboot', 'EventSource': 'Platform', 'NotBefore': 'Thu, 16 Mar 2023 14:01:28 GMT'}",
+            '{"DocumentIncarnation":1,"Events":[{"EventId":"8A506C35-679A-4F78-9D76-C16DBE65EE6F","EventStatus":'
+            '"Scheduled","EventType":"Reboot","ResourceType":"VirtualMachine","NotBefore":"Mon, 26 Nov 2018 10:52:34'
+            ' GMT"}]}',
+        ),
+        near_misses=(
+            "{'EventType': 'Reboot', 'EventSource': 'User'}",
+            '{"EventId":"8A50","EventStatus":"Scheduled","EventType":"Freeze","ResourceType":"VirtualMachine"}',
+        ),
+    ),
+    Signature(
+        # EC2's instance metadata scheduled events (latest/meta-data/events/maintenance/scheduled: NotBefore, Code,
+        # Description, EventId, State) as agents and scripts print them; a canceled or completed one is no notice
+        name="ec2-scheduled-event",
+        kind=Kind.MAINTENANCE_NOTICE,
+        pattern=rx(
+            r""""Code" ?: ?"(?P<event_type>instance-reboot|system-reboot|system-maintenance|instance-retirement|"""
+            r"""instance-stop)"(?![^}]{0,600}"State" ?: ?"(?:canceled|completed)")"""
+        ),
+        summary="EC2 scheduled event: {event_type}",
+        phrases=("instance-reboot", "system-reboot", "system-maintenance", "instance-retirement", "instance-stop"),
+        fixed={"provider": "aws"},
+        examples=(
+            '[ {\n  "NotBefore" : "25 Feb 2021 02:00:00 GMT",\n  "Code" : "instance-stop",\n  "Description" : "The'
+            ' instance is running on degraded hardware",\n  "EventId" : "instance-event-087e363178449a61e",\n'
+            '  "State" : "active"\n} ',
+        ),
+        near_misses=(
+            '{"NotBefore" : "25 Feb 2021 02:00:00 GMT", "Code" : "system-reboot", "Description" : "Canceled -'
+            ' scheduled reboot", "EventId" : "instance-event-087e", "State" : "canceled"}',
+        ),
     ),
     Signature(
         # torch.distributed.elastic's worker status events (events/__init__.py, "torchelastic.worker.status.<STATE>"
@@ -1068,6 +1426,21 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=(
             'I0901 00:25:09.311469 1 event.go:291] "Event occurred" reason="NodeReady" message="Node is ready"',
         ),
+    ),
+    Signature(
+        # the kubelet's graceful node shutdown manager (nodeshutdown_manager_linux.go, 1.21+): "Shutdown manager
+        # detected new shutdown event, isNodeShuttingDownNow" event=true, from the node's journal (event=false: the
+        # shutdown was called off)
+        name="kubelet-node-shutdown",
+        kind=Kind.NODE_SHUTDOWN,
+        pattern=rx(r"Shutdown manager detected new shutdown event[^\n]{0,80}?event=true"),
+        summary="the kubelet saw the node shutting down",
+        phrases=("Shutdown manager detected new shutdown event",),
+        examples=(
+            'kubelet[6188]: I0110 07:28:44.397678    6188 nodeshutdown_manager_linux.go:265] "Shutdown manager detected'
+            ' new shutdown event, isNodeShuttingDownNow" event=true',
+        ),
+        near_misses=('"Shutdown manager detected new shutdown event, isNodeShuttingDownNow" event=false',),
     ),
     Signature(
         # nvidia-smi -q's "Remapped Rows" section (Ampere and later): uncorrectable errors whose row remapping is
@@ -1109,17 +1482,43 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("        SRAM Uncorrectable Parity         : 0\n        DRAM Uncorrectable                : 0",),
     ),
     Signature(
-        # nvidia-smi -q "Clocks Event Reasons" (R535+; "Clocks Throttle Reasons" before): an active hardware or
-        # thermal slowdown
+        # DCGM's health watches and diagnostics on a GPU's memory (dcgm_errors.h: DCGM_FR_VOLATILE_DBE_DETECTED
+        # "Detected %d volatile double-bit ECC error(s) in GPU %u.", DCGM_FR_PENDING_ROW_REMAP "GPU %u has
+        # uncorrectable memory errors and row remappings are pending", DCGM_FR_UNCORRECTABLE_ROW_REMAP "GPU %u had
+        # uncorrectable memory errors and %u rows were remapped"), also as dcgmi's table wraps them
+        name="dcgm-memory-fault",
+        kind=Kind.GPU_ECC_DBE,
+        pattern=rx(
+            r"Detected (?P<increase>[1-9]\d{0,6}) volatile double-bit ECC error\(s\) in GPU \d{1,2}"
+            r"|GPU \d{1,2} ha[sd] uncorrectable memory errors"
+        ),
+        summary="DCGM: uncorrectable GPU memory errors: {line}",
+        phrases=("volatile double-bit ECC", "uncorrectable memory errors"),
+        fixed={"counter": "dcgm health"},
+        extract=whole,
+        examples=(
+            "| Error                     | GPU 3 has uncorrectable memory errors and row  |",
+            "Detected 2 volatile double-bit ECC error(s) in GPU 0.",
+        ),
+        near_misses=("Detected 0 volatile double-bit ECC error(s) in GPU 0.",),
+    ),
+    Signature(
+        # nvidia-smi -q "Clocks Event Reasons" (R535+; "Clocks Throttle Reasons" before): an active thermal
+        # slowdown. "HW Slowdown" alone is no heat: it is also the power brake and the board's external signal,
+        # which nvidia-smi names beside it ("HW Power Brake Slowdown")
         name="nvsmi-thermal-slowdown",
         kind=Kind.GPU_THERMAL,
-        pattern=rx(r"(?P<reason>HW Thermal Slowdown|SW Thermal Slowdown|HW Slowdown)[ \t]{0,40}: Active\b"),
+        pattern=rx(r"(?P<reason>HW Thermal Slowdown|SW Thermal Slowdown)[ \t]{0,40}: Active\b"),
         summary="GPU clocks slowed down: {reason} active",
-        phrases=("Thermal Slowdown", "HW Slowdown"),
+        phrases=("Thermal Slowdown",),
         examples=(
             "        HW Slowdown                       : Active\n            HW Thermal Slowdown           : Active",
         ),
-        near_misses=("        HW Slowdown                       : Not Active",),
+        near_misses=(
+            "        HW Slowdown                       : Not Active",
+            "        HW Slowdown                       : Active\n            HW Thermal Slowdown           : Not Active"
+            "\n            HW Power Brake Slowdown       : Active",
+        ),
     ),
     Signature(
         # DCGM's health watches and diagnostics ("GPU %u Thermal violations totaling %.1f seconds started at ...",
@@ -1131,16 +1530,47 @@ SIGNATURES: tuple[Signature, ...] = (
             r"GPU (?P<gpu>\d{1,2}) Thermal violations totaling (?P<seconds>[\d.]{1,12}) ?second"
             r"|[Cc]locks? (?:are being throttled|throttl\w{0,3}) for GPU (?P<gpu2>\d{1,2})[^\n]{0,160}?"
             r"(?P<reason>HW Slowdown|HW Thermal Slowdown|SW Thermal Slowdown|[Tt]hermal)"
+            # DCGM_FR_CLOCK_THROTTLE_THERMAL's health message ("Detected clock throttling due to thermal violation
+            # in GPU %u.", "clocks event" since the throttle reasons were renamed)
+            r"|Detected clocks? (?:event|throttling) due to thermal violation in GPU (?P<gpu3>\d{1,2})"
         ),
         summary="GPU thermal violation: {line}",
-        phrases=("Thermal violations totaling", "clocks are being throttled", "clock throttling"),
+        phrases=(
+            "Thermal violations totaling",
+            "clocks are being throttled",
+            "clock throttling",
+            "due to thermal violation",
+        ),
         extract=whole,
         examples=(
             "| Warning                   | GPU 0 Thermal violations totaling 13.3 second  |",
             "Clocks are being throttled for GPU 3 because of clock throttling starting 2.0 seconds into the test."
             " Reason: HW Slowdown",
+            "ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: 'Detected clocks event due"
+            " to thermal violation in GPU 2. Verify that the cooling on this machine is functional",
         ),
         near_misses=("GPU 0 Thermal violations totaling 0 events: thresholds unchanged by policy",),
+    ),
+    Signature(
+        # torch.distributed.elastic / c10d could not reach the rendezvous store (RendezvousConnectionError, "The
+        # client socket has timed out after %s while trying to connect to %s"): the store's host not up yet, gone,
+        # or unreachable; it says where, not why, so it decides nothing (no application error either)
+        name="rendezvous-unreachable",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"RendezvousConnectionError|The client socket has timed out after \d{1,6}s? while trying to connect"
+        ),
+        summary="could not reach the rendezvous store: {line}",
+        phrases=("RendezvousConnectionError", "The client socket has timed out after"),
+        severity=Severity.WARNING,
+        extract=whole,
+        examples=(
+            "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has"
+            " failed. See inner exception for details.",
+            "[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to"
+            " 192.0.0.1:1234",
+        ),
+        near_misses=("[I socket.cpp:787] [c10d] The client socket has connected to [::ffff:10.0.0.1]:29500",),
     ),
     Signature(
         # torch.distributed.elastic: the rendezvous closed because another node's agent left or failed; this

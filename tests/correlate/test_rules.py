@@ -176,6 +176,21 @@ def test_rebalance_recommendation_alone_is_no_interruption():
     assert v.cause != "spot-preemption"
 
 
+def test_a_drain_of_the_pods_node_with_no_notice_is_a_controllers_stop():
+    # Karpenter's drift replacement, a scale-down, an instance refresh: the node drained, the pod stopped
+    v = single(ev(Kind.DRAIN, at(50), node=N, reason="DisruptionTerminating"), exited(P, N, at(50, 40), 143))
+    assert v.cause == "deleted"
+
+
+def test_a_drain_after_the_pod_failed_on_its_own_is_not_the_stop():
+    v = single(
+        ev(Kind.APP_EXCEPTION, at(49), P, N, source="logs", exception="KeyError", message="'input_ids'"),
+        exited(P, N, at(49, 5), 1),
+        ev(Kind.DRAIN, at(50), node=N, reason="DisruptionTerminating"),
+    )
+    assert v.cause == "application-error"
+
+
 def maintenance_chain(notice_minute: float = 61):
     return [
         ev(

@@ -102,6 +102,22 @@ def test_cuda_reported_ecc_without_xid_is_gpu_memory_error():
     assert v.cause == "gpu-memory-error" and v.confidence < 0.9
 
 
+def test_cuda_refusing_the_pods_gpu_is_a_gpu_needing_a_reset():
+    v = single(
+        ev(Kind.CUDA_ERROR, at(70, 2), P, N, source="logs", error="CUDA-capable device(s) is/are busy or unavailable"),
+        exited(P, N, at(70, 8), 1),
+    )
+    assert v.cause == "gpu-hardware-error" and "needs a reset" in v.summary
+
+
+def test_rm_saying_reset_required_without_an_xid_is_a_hardware_fault():
+    v = single(
+        ev(Kind.GPU_XID, at(70), node=N, source="logs", gpu_fault="hardware", line="NV_ERR_RESET_REQUIRED"),
+        exited(P, N, at(70, 30), 1),
+    )
+    assert v.cause == "gpu-hardware-error"
+
+
 def test_nvlink_xid_74():
     v = single(ev(Kind.GPU_XID, at(70), node=N, gpu="1", xid=74), exited(P, N, at(70, 30), 1))
     assert v.cause == "nvlink-error"

@@ -255,15 +255,20 @@ def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
 
 
 def stopped_without_fault(case: Case, rule: Rule) -> Finding | None:
-    """Killing, deletion or an eviction with no notice, and no fault found by any rule before this one. A SIGTERM
-    the pod printed says it was told to stop, not who told it: a deletion only when a source saw the pod deleted."""
-    hits = case.find(STOPS, POD, BURST, SKEW, _not_a_fault_reason)
+    """Killing, deletion or an eviction with no notice, or a drain of its node (Karpenter's disruption, a
+    scale-down, an instance refresh) just before it ended, and no fault found by any rule before this one. A
+    SIGTERM the pod printed says it was told to stop, not who told it: a deletion only when a source saw the pod
+    deleted."""
+    hits = case.find(STOPS, POD, BURST, SKEW, _not_a_fault_reason) + case.find(DRAINS, HOST, BURST, SKEW)
     if not hits:
         return None
     if case.fate.pod.deleted is None and all(case.event(i).kind == Kind.SIGTERM_RECEIVED for i in hits):
         return None
     terminal = case.find(TERMINAL, POD, BURST, SKEW)
     return found(case, rule, hits, terminal)
+
+
+DRAINS = frozenset({Kind.DRAIN})
 
 
 def _not_a_fault_reason(event: TimelineEvent) -> bool:

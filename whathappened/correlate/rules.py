@@ -72,6 +72,8 @@ RULES: tuple[Rule, ...] = (
          where=words.ecc_text, before_stop=True),
     Rule("cuda-lost-gpu", "gpu-fallen-off-bus", 0.7, say.CUDA_LOST, _kinds(Kind.CUDA_ERROR), before=MINUTES_15,
          where=words.lost_gpu_text, before_stop=True),
+    Rule("cuda-unavailable-gpu", "gpu-hardware-error", 0.6, say.CUDA_UNAVAILABLE, _kinds(Kind.CUDA_ERROR),
+         before=MINUTES_15, where=words.unavailable_gpu_text, before_stop=True),
     # --- the node ---
     Rule("node-lost", "node-failure", 0.85, say.NODE_LOST,
          _kinds(Kind.TAINT_EVICTION, Kind.POD_FAILED, Kind.DISRUPTION_TARGET), before=MINUTES_15,

@@ -36,6 +36,7 @@ APP_XID = (
 )
 KERNEL_OOM = "The kernel's OOM killer killed a process of {pod} on {node} at {at} ({what}); the pod ended at {died}."
 CUDA_LOST = "{pod} crashed at {at}: CUDA lost its GPU on {node} ({what})."
+CUDA_UNAVAILABLE = "{pod} crashed at {at}: CUDA found its GPU on {node} unusable ({what}); the GPU needs a reset."
 THERMAL_SHUTDOWN = "{gpu} on {node} overheated ({what}) at {at} and shut down; {pod} died with it at {died}."
 ELSEWHERE = (
     "{pod} failed at {died} reacting to a fault on {fault_node}, where another rank of the job ran: {what} at {at}."

@@ -75,7 +75,8 @@ def nvlink_fault(event: TimelineEvent) -> bool:
 
 
 def hardware_xid(event: TimelineEvent) -> bool:
-    return xid_of(event) in HARDWARE_XIDS
+    """A hardware Xid, or RM's own words for a GPU that needs a reset (no Xid printed)."""
+    return xid_of(event) in HARDWARE_XIDS or event.attrs.get("gpu_fault") == "hardware"
 
 
 def application_xid(event: TimelineEvent) -> bool:
@@ -113,6 +114,14 @@ def says_gpu_lost(text: str) -> bool:
 
 def lost_gpu_text(event: TimelineEvent) -> bool:
     return says_gpu_lost(text_of(event))
+
+
+def unavailable_gpu_text(event: TimelineEvent) -> bool:
+    """CUDA refusing the pod's GPU (cudaErrorDevicesUnavailable, "CUDA-capable device(s) is/are busy or
+    unavailable"): under Kubernetes no other container holds the GPU the device plugin gave this one, so it is the
+    GPU stuck in a state only a reset clears."""
+    text = text_of(event)
+    return "busy or unavailable" in text or "cudaerrordevicesunavailable" in text
 
 
 # The kubelet's admission refusals, by status or event reason, and by the words of their messages ("Pod was

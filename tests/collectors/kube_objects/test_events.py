@@ -194,6 +194,17 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
         "Pod",
         Kind.KUBE_EVENT,
     ),
+    ("DisruptionTerminating", "Disrupting Node: Drifted", "Node", Kind.DRAIN),
+    ("SpotInterrupted", "Spot interruption warning was triggered", "Node", Kind.SPOT_INTERRUPTION),
+    ("InstanceUnhealthy", "An unhealthy warning was triggered for the instance", "Node", Kind.MAINTENANCE_NOTICE),
+    ("EvictedDueToPodsReadyTimeout", "Exceeded the PodsReady timeout ml/job-7", "Pod", Kind.EVICTION_API),
+    ("Evicted", "Evicted pod", "Pod", Kind.EVICTION_API),
+    (
+        "Unhealthy",
+        "Liveness probe errored: rpc error: code = DeadlineExceeded desc = failed to exec in container: timeout 2s",
+        "Pod",
+        Kind.KUBE_EVENT,
+    ),
     ("GPUXid", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Node", Kind.GPU_XID),
 ]
 
