@@ -33,13 +33,20 @@ PLACED = ("container-log", "kernel-log", "k8s-event", "pod-status", "container-s
 NODE_REASONS = frozenset(
     {
         "RebootScheduled",
+        "FreezeScheduled",
+        "RedeployScheduled",
+        "TerminateScheduled",
+        "PreemptScheduled",
+        "PreemptionScheduled",
+        "SpotEvictionIncoming",
         "NodeStatusUnknown",
         "EvictionThresholdMet",
         "NodeHasInsufficientMemory",
-        "GpuThermalMarginWatchIsNotHealthy",
         "VMEventScheduled",
     }
 )
+# NVSentinel's health watches are node conditions ("GpuXidWatchIsNotHealthy", "GpuAllWatchIsNotHealthy", ...)
+NODE_REASON_SUFFIX = "WatchIsNotHealthy"
 JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
 # Events only a pod that never ran gets (the scheduler's, and cluster-autoscaler's about a pending pod)
 NEVER_RAN_REASONS = frozenset({"FailedScheduling", "NotTriggerScaleUp"})
@@ -192,6 +199,10 @@ def _event_row(text: str, reason: str) -> str:
     return _fields(text).get("message") or text.strip()
 
 
+def _on_the_node(reason: str) -> bool:
+    return reason in NODE_REASONS or reason.endswith(NODE_REASON_SUFFIX)
+
+
 def _refused_at_admission(reason: str) -> bool:
     """The kubelet's admission refusals: the pod is bound to the node and fails there before any container runs."""
     return reason.startswith("OutOf") or reason in ("UnexpectedAdmissionError", "NodeAffinity")
@@ -215,7 +226,7 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
             at = t - timedelta(seconds=10 * (len(rows) - 1 - n))
             if row.reason == "Scheduled":
                 continue  # the pod was scheduled (as every pod of the incident is)
-            if row.on_node or row.reason in NODE_REASONS:
+            if row.on_node or _on_the_node(row.reason):
                 rec.events.append(_event(node.name, "Node", pod, at, row.reason, row.message, "kubelet"))
             elif row.reason in JOB_REASONS:
                 job = pod.owner.name if pod.owner else pod.name
@@ -233,7 +244,7 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
             rec.logs = [entry for entry in rec.logs if entry.pod != pod.name]  # it never ran
             rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "default-scheduler"))
             return
-        if reason in NODE_REASONS or any(row.on_node and row.reason == reason for row in rows):
+        if _on_the_node(reason) or any(row.on_node and row.reason == reason for row in rows):
             rec.events.append(_event(node.name, "Node", pod, t, reason, message, "kubelet"))
         else:
             rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "kubelet"))

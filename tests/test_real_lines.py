@@ -123,6 +123,9 @@ AGENT_LINES = {
     "nth-asg-lifecycle-termination-sqs": "aws-node-termination-handler",
     "gpud-xid79-detected-on-pci": "gpud",
     "gpud-remapped-rows-error-gpu-is-lost": "gpud",
+    "h4-device-plugin-xid94-kubectl-timestamps": "nvidia-device-plugin-daemonset",
+    "trap-h4-nma-interfacenotup-nodelocaldns-dummy": "eks-node-monitoring-agent",
+    "h4-nvsentinel-syslog-monitor-healthy-after-gpu-reset": "nvsentinel-syslog-health-monitor",
 }
 
 

@@ -35,6 +35,9 @@ _HEALTH_WORDS: tuple[tuple[str, Kind], ...] = (
     ("thermal", Kind.GPU_THERMAL),
     ("temp", Kind.GPU_THERMAL),
 )
+# DCGM health codes an NVLink or GPU watch raises for software beside the GPU, not the GPU: the IMEX daemon not
+# running ("IMEX daemon status is -3 (not READY)", every idle node without one)
+_SOFTWARE_CODES = ("dcgm_fr_imex_unhealthy",)
 _XID_IN_TEXT = re.compile(
     r"(?:\bXID|\bXid|ErrorCode)[ :=]{0,3}(\d{1,3})\b|\"(\d{1,3})\"\s*:\s*true|\bNvidiaXID(\d{1,3})(?:Error|Warning)\b"
 )
@@ -189,20 +192,21 @@ def _condition_events(obj: Mapping[str, Any], name: str, window: Window, source:
         if kind in (Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION):
             attrs.update(_notice_attrs(provider, message))
         summary = f"{ctype}={status}" + (f" ({reason}): {message}" if message else f" ({reason})")
-        gpu_kind, gpu = _gpu_health(ctype, reason, message, attrs) if kind is Kind.NODE_CONDITION else (kind, None)
+        gpu_kind, gpu = gpu_health(ctype, reason, message, attrs) if kind is Kind.NODE_CONDITION else (kind, None)
         found.append(_event(at, gpu_kind, name, summary, source, attrs, condition, gpu))
     return found
 
 
-def _gpu_health(ctype: str, reason: str, message: str, attrs: dict[str, Any]) -> tuple[Kind, str | None]:
-    """What another agent's GPU health condition says: an Xid (its number from the message or the reason's JSON
-    map), NVLink or heat; the GPU index and UUID where the agent names them."""
+def gpu_health(ctype: str, reason: str, message: str, attrs: dict[str, Any]) -> tuple[Kind, str | None]:
+    """What another agent's GPU health condition (or the node Event it writes) says: an Xid (its number from the
+    message or the reason's JSON map; NVSentinel's catch-all "GpuAllWatch" names it only in the message, "GPU had
+    an uncontained error (XID 95)"), NVLink or heat; the GPU index and UUID where the agent names them."""
     words = f"{ctype} {reason} {message}"
     gpu = _GPU_IN_TEXT.search(message)
     uuid = _UUID_IN_TEXT.search(message)
     if uuid:
         attrs["uuid"] = uuid.group(1)
-    if ctype in _XID_CONDITIONS or "xid" in ctype.lower() or "xid" in reason.lower():
+    if ctype in _XID_CONDITIONS or "xid" in words.lower():
         found = _XID_IN_TEXT.search(f"{message} {reason}")
         if found:
             attrs["xid"] = int(next(g for g in found.groups() if g))
@@ -211,6 +215,8 @@ def _gpu_health(ctype: str, reason: str, message: str, attrs: dict[str, Any]) ->
     if reason in _EKS_GPU_REASONS:
         return _EKS_GPU_REASONS[reason], gpu.group(1) if gpu else None
     lowered = words.lower()
+    if any(code in lowered for code in _SOFTWARE_CODES):
+        return Kind.NODE_CONDITION, None
     for word, kind in _HEALTH_WORDS:
         if word in lowered and ("gpu" in lowered or "nvlink" in lowered):
             return kind, gpu.group(1) if gpu else None

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from whathappened.collectors.kube_objects.nodes import node_events, parse_node
+from whathappened.collectors.kube_objects.nodes import gpu_health, node_events, parse_node
 from whathappened.collectors.kube_objects.pods import parse_pod, pod_events
 from whathappened.collectors.kube_objects.reasons import REASONS, Reason, classify, provider_from, xid_in_reason
 from whathappened.collectors.kube_objects.text import (
@@ -175,13 +176,17 @@ def parse_event(obj: Mapping[str, Any], source: str = "kubernetes") -> TimelineE
         "uid": dig(obj, "metadata", "uid"),
     }
     attrs.update(_kind_attrs(kind, row, obj, message))
+    subject = _subject(obj, regarding, message)
+    if kind is Kind.NODE_CONDITION:  # a health agent's Event on the node says what its condition would
+        kind, gpu = gpu_health(reason, reason, message, attrs)
+        subject = replace(subject, gpu=gpu) if gpu is not None else subject
     return TimelineEvent(
         at=at,
         source=source,
         kind=kind,
         severity=Severity.WARNING if kind is Kind.KUBE_EVENT and obj.get("type") == "Warning" else severity_of(kind),
         summary=one_line(f"{reason}: {message}" if message else reason),
-        subject=_subject(obj, regarding, message),
+        subject=subject,
         attrs={k: v for k, v in attrs.items() if v is not None},
         raw=obj,
     )

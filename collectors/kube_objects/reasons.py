@@ -29,9 +29,19 @@ def _rx(*pairs: tuple[str, Kind]) -> tuple[tuple[re.Pattern[str], Kind], ...]:
     return tuple((re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in pairs)
 
 
-# Kernel lines a node-problem-detector rule relays under a reason of its own ("PodOOMKilling", a custom
-# kernel-monitor rule): what the line says, whatever the reason is called
-_XID_LINE = _rx((r"NVRM: Xid \(PCI:", Kind.GPU_XID), (r"out of memory: Kill(?:ed)? process \d", Kind.KERNEL_OOM))
+# What other components relay under a reason of their own: kernel lines a node-problem-detector rule forwards
+# ("PodOOMKilling", a custom kernel-monitor rule), and Karpenter's Events for a node's status conditions ("Status
+# condition transitioned, Type: Ready, Status: True -> Unknown, Reason: NodeStatusUnknown, ...", the reason the
+# condition's type): what the message says, whatever the reason is called
+_RELAYED = _rx(
+    (r"NVRM: Xid \(PCI:", Kind.GPU_XID),
+    (r"out of memory: Kill(?:ed)? process \d", Kind.KERNEL_OOM),
+    (
+        r"^Status condition transitioned, Type: (?:Ready, Status: \w+ -> (?:False|Unknown)|\w+, Status: \w+ ->"
+        r" Unknown, Reason: NodeStatusUnknown)",
+        Kind.NODE_NOT_READY,
+    ),
+)
 _IMAGE = r"ErrImagePull|ImagePullBackOff|Failed to pull image|pull access denied|manifest unknown|InvalidImageName|ErrImageNeverPull"
 
 
@@ -128,7 +138,7 @@ REASONS: dict[str, Reason] = {
     # --- node-problem-detector ---
     "OOMKilling": Reason(Kind.KERNEL_OOM),
     "TaskHung": Reason(Kind.NODE_CONDITION),
-    "KernelOops": Reason(Kind.NODE_CONDITION, refine=_XID_LINE),
+    "KernelOops": Reason(Kind.NODE_CONDITION, refine=_RELAYED),
     "DockerHung": Reason(Kind.NODE_CONDITION),
     "CperHardwareErrorFatal": Reason(Kind.NODE_CONDITION),
     # NVSentinel / DCGM health watches as node conditions and events ("GpuThermalMarginWatchIsNotHealthy",
@@ -178,9 +188,9 @@ REASONS: dict[str, Reason] = {
 }
 
 # Warnings on a node whose reason is not above: a custom node-problem-detector rule is still a node problem.
-NODE_DEFAULT = Reason(Kind.NODE_CONDITION, refine=_XID_LINE)
+NODE_DEFAULT = Reason(Kind.NODE_CONDITION, refine=_RELAYED)
 # Everything else stays on the timeline as what it is, a Kubernetes Event (Pulled, FailedCreatePodSandBox, ...).
-OTHER = Reason(Kind.KUBE_EVENT, refine=_XID_LINE)
+OTHER = Reason(Kind.KUBE_EVENT, refine=_RELAYED)
 
 # Components that tell which cloud a notice came from when the reason alone does not.
 PROVIDER_BY_COMPONENT: tuple[tuple[str, str], ...] = (

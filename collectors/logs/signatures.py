@@ -251,10 +251,18 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.GPU_XID,
         pattern=rx(
             r"NVRM: [^\n]{0,300}?(?P<status>NV_ERR_RESET_REQUIRED|GspRmAlloc failed: [^\n]{0,300}?\bstatus=0x0{0,6}62\b"
-            r"|Memory Subsystem Error detected)"
+            r"|Memory Subsystem Error detected|The GPU likely needs to be reset)"
+            # amdgpu's RAS: "{%llu}uncorrectable hardware error(%s) detected!"
+            r"|amdgpu [0-9a-fA-F:.]{7,16}: \{\d{1,12}\}uncorrectable hardware error\(\w{1,64}\) detected"
         ),
         summary="the GPU needs a reset: {line}",
-        phrases=("NV_ERR_RESET_REQUIRED", "GspRmAlloc failed", "Memory Subsystem Error detected"),
+        phrases=(
+            "NV_ERR_RESET_REQUIRED",
+            "GspRmAlloc failed",
+            "Memory Subsystem Error detected",
+            "The GPU likely needs to be reset",
+            "uncorrectable hardware error",
+        ),
         fixed={"gpu_fault": "hardware"},
         extract=whole,
         examples=(
@@ -264,6 +272,9 @@ SIGNATURES: tuple[Signature, ...] = (
             " hClass=0x0000c86f; paramsSize=0x00000170; paramsStatus=0x00000062; status=0x00000062",
             "NVRM: GPU6 kgmmuCheckMemSubsysError_IMPL: Memory Subsystem Error detected. kbusSendSysmembarSingle"
             " failed.",
+            "NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:9b:00 (printing 1 of every 30).  The GPU"
+            " likely needs to be reset.",
+            "amdgpu 0000:1c:00.0: {1}uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!",
         ),
         near_misses=(
             "NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClass=0x0000c86f; paramsStatus=0x00000051; status=0x00000051",
@@ -300,6 +311,30 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("oom_reaper: reaped process 41230 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",),
     ),
     Signature(
+        # the OOM killer's report around the kill (mm/oom_kill.c, memcontrol.c): its first line "%s invoked
+        # oom-killer: gfp_mask=...", cgroup v1's "Task in %s killed as a result of limit of %s" (before 4.19), the
+        # memcg's "memory: usage %lukB, limit %lukB, failcnt %lu" at its limit; kept when the "Killed process" line
+        # is not (rate limits, a shipper's cut)
+        name="kernel-oom-report",
+        kind=Kind.KERNEL_OOM,
+        pattern=rx(
+            r"(?P<process>[^\s:\]]{1,64}) invoked oom-killer: gfp_mask="
+            r"|Task in /[^\s]{1,400} killed as a result of limit of /"
+            r"|\bmemory: usage (?P<usage>\d{1,15})kB, limit (?P=usage)kB, failcnt"
+        ),
+        summary="the kernel's OOM killer ran: {line}",
+        phrases=("invoked oom-killer", "killed as a result of limit of", "memory: usage"),
+        extract=lambda m, t: {**oom_pod(m, t), "line": m.group(0)},
+        examples=(
+            "Oct 21 21:08:58 kubernetes-minion-2 kernel: [75254.207495] supervisord invoked oom-killer: gfp_mask=0xd0,"
+            " order=0, oom_score_adj=0",
+            "[Thu Dec  7 00:20:58 2017] Task in /kubepods/pod95387fa4-da9c-11e7-9d36-5254b24cbf5e/e84ed2eecf15 killed as"
+            " a result of limit of /kubepods/pod95387fa4-da9c-11e7-9d36-5254b24cbf5e/e84ed2eecf15",
+            "[5193605.506735] memory: usage 524288kB, limit 524288kB, failcnt 0",
+        ),
+        near_misses=("memory: usage 524092kB, limit 9007199254740988kB, failcnt 0",),
+    ),
+    Signature(
         # the kill's one-line summary (mm/oom_kill.c dump_oom_summary, 4.19+): "oom-kill:constraint=%s,nodemask=..,
         # cpuset=..,mems_allowed=..,oom_memcg=..,task_memcg=..,task=%s,pid=%d,uid=%d", kept when the "Killed
         # process" line that follows it is not (rate limits, a log shipper's line cut)
@@ -327,9 +362,12 @@ SIGNATURES: tuple[Signature, ...] = (
             r"(?:Watchdog c|C)aught collective operation timeout:\s{1,4}"
             + _WORK
             + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?"
+            # 2.3+: the watchdog's own line when it finds a work past its timeout ("Timeout at NCCL work: %d, last
+            # enqueued NCCL work: %d, last completed NCCL work: %d.")
+            + r"|Timeout at NCCL work: (?P<seq>\d{1,12}), last enqueued NCCL work"
         ),
         summary="NCCL watchdog timeout: {op} SeqNum={seq} after {timeout_ms} ms",
-        phrases=("caught collective operation timeout",),
+        phrases=("caught collective operation timeout", "Timeout at NCCL work"),
         convert={"ran_ms": int},
         extract=nccl_work,
         examples=(
@@ -338,6 +376,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
             "[rank3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=64214, OpType=ALLGATHER, NumelIn=1,"
             " NumelOut=32, Timeout(ms)=600000)",
+            "[rank0]:[E1206 18:44:16.994932383 ProcessGroupNCCL.cpp:1709] [PG 1 Rank 0] Timeout at NCCL work: 7753, last"
+            " enqueued NCCL work: 7755, last completed NCCL work: 7752.",
         ),
         near_misses=("[Rank 0] ProcessGroupNCCL initialization options: NCCL version: 2.21.5, TIMEOUT(ms): 600000",),
     ),
@@ -787,6 +827,21 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("OSError: [Errno 8] Exec format error: './run.sh'",),
     ),
     Signature(
+        # NCCL relaying the CUDA runtime's failure (checks.h CUDACHECK: "Cuda failure %d '%s'", 2.19+ with the code,
+        # "Cuda failure '%s'" before): the CUDA error it is, judged like one (an illegal access, a lost GPU, ECC)
+        name="nccl-cuda-failure",
+        kind=Kind.CUDA_ERROR,
+        pattern=rx(r"NCCL WARN Cuda failure (?:(?P<code>\d{1,4}) )?'(?P<error>[^'\n]{1,200})'"),
+        summary="CUDA error (in NCCL): {error}",
+        phrases=("Cuda failure",),
+        convert={"code": int},
+        examples=(
+            "Amphitrite:940929:940929 [1] enqueue.cc:1556 NCCL WARN Cuda failure 700 'an illegal memory access was"
+            " encountered'",
+        ),
+        near_misses=("NCCL WARN Cuda failure count reset to 0",),
+    ),
+    Signature(
         # NCCL's net plugin failing to load at init (aws-ofi-nccl's "NET/OFI aws-ofi-nccl initialization failed"):
         # NCCL falls back to its own transports and goes on
         name="nccl-net-plugin-fallback",
@@ -807,6 +862,23 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=("NCCL WARN",),
         examples=("gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",),
         near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
+    ),
+    Signature(
+        # a training loop's numeric guard stopping the run: Megatron-LM's rerun state machine ("Unexpected result
+        # %s on rank %d at iteration #%d invocation #%d (message='%s')"), NeMo raising it per rank ("Rank %d, node
+        # %s, device %d, iteration %d: Unexpected result nan (message=...)")
+        name="nan-guard",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"Unexpected result (?P<value>nan|inf|-inf)\b[^\n]{0,200}?\(message='(?P<message>[^'\n]{1,300})'"),
+        summary="the loss or gradients went {value}: {message}",
+        phrases=("result nan", "result inf"),  # "rerun_state_machine:Unexpected" is one token to the analyzer
+        fixed={"exception": "non-finite value"},
+        examples=(
+            "ERROR:megatron.core.rerun_state_machine:Unexpected result nan on rank 3 at iteration #3 invocation #2"
+            " (message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication"
+            " collective')",
+        ),
+        near_misses=("Unexpected result 0.0 on rank 3 (message='loss check')",),
     ),
     Signature(
         # a CUDA kernel's device-side assertion, as the device printf writes it ("%s:%d: %s: block: [%d,%d,%d],
@@ -991,6 +1063,23 @@ SIGNATURES: tuple[Signature, ...] = (
             "  exitcode  : -6 (pid: 12345)\n  error_file: <N/A>\n  traceback : Signal 6 (SIGABRT) received by PID 12345",
         ),
         near_misses=("from torch.distributed.elastic.multiprocessing.errors import record",),
+    ),
+    Signature(
+        # a ChildFailedError record's fields seen without the header above them (the summary's lines shipped one
+        # by one, or the paste cut): "exitcode  : %d (pid: %d)", "traceback : Signal %d (%s) received by PID %d"
+        name="torchelastic-failure-record",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}\d{1,9}\)", re.MULTILINE
+        ),
+        summary="torchrun: local rank failed with exit code {exit_code}",
+        phrases=("exitcode",),
+        extract=child_failed,
+        examples=(
+            "  rank      : 0 (local_rank: 0)\n  exitcode  : -11 (pid: 6421)\n  error_file: <N/A>\n  traceback : Signal"
+            " 11 (SIGSEGV) received by PID 6421",
+        ),
+        near_misses=("exitcode 0 recorded for pid 6421",),
     ),
     Signature(
         # before the closing-signal lines: printed together, they say this pod's own rank failed and the launcher
@@ -1220,13 +1309,19 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="netdev-watchdog",
         kind=Kind.NETWORK_ERROR,
-        pattern=rx(r"NETDEV WATCHDOG: (?P<device>\S+) \((?P<driver>[^)]*)\): transmit queue (?P<queue>\d+) timed out"),
+        # the 6.x form names the CPU instead ("<driver> <bus> <dev>: NETDEV WATCHDOG: CPU: %d: transmit queue %u
+        # timed out %u ms")
+        pattern=rx(
+            r"NETDEV WATCHDOG: (?:CPU: \d{1,4}: |(?P<device>\S+) \((?P<driver>[^)]*)\): )transmit queue (?P<queue>\d+)"
+            r" timed out"
+        ),
         summary="NIC {device} transmit queue {queue} timed out",
         phrases=("NETDEV WATCHDOG",),
         convert={"queue": int},
         examples=(
             "NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms",
             "NETDEV WATCHDOG: ib0.beef (): transmit queue 26 timed out",
+            "r8125 0000:22:04.0 eth4: NETDEV WATCHDOG: CPU: 3: transmit queue 0 timed out 5010 ms",
         ),
         near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
     ),
@@ -1240,6 +1335,23 @@ SIGNATURES: tuple[Signature, ...] = (
         convert={"ms": int},
         examples=("[  281.260866] ib1: transmit timeout: latency 1120 msecs",),
         near_misses=("ib1: transmit timeout set to 5000 msecs",),
+    ),
+    Signature(
+        # AWS ENA's own watchdogs (ena_netdev.c: "Keep alive watchdog timeout.", "Found a Tx that wasn't completed on
+        # time, qid %d, index %d."): the device resets, the node's traffic stops meanwhile
+        name="ena-fault",
+        kind=Kind.NETWORK_ERROR,
+        pattern=rx(
+            r"ena [0-9a-fA-F:.]{7,16} (?P<device>[\w.-]{1,16}): (?P<detail>Keep alive watchdog timeout(?=\.)"
+            r"|Found a Tx that wasn't completed on time)"
+        ),
+        summary="ENA {device}: {detail}",
+        phrases=("Keep alive watchdog timeout", "Found a Tx that wasn't completed on time"),
+        examples=(
+            "kernel: ena 0000:00:05.0 eth0: Keep alive watchdog timeout.",
+            "kernel: ena 0000:00:05.0 eth0: Found a Tx that wasn't completed on time, qid 2, index 971.",
+        ),
+        near_misses=("ena 0000:00:05.0 eth0: Keep alive watchdog timeout set to 6000 ms",),
     ),
     # --- node agents: what they print about the node a pod runs on ---
     Signature(
@@ -1426,6 +1538,22 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=(
             'I0901 00:25:09.311469 1 event.go:291] "Event occurred" reason="NodeReady" message="Node is ready"',
         ),
+    ),
+    Signature(
+        # the node's kernel going down: "Kernel panic - not syncing: %s" and the NMI watchdog's "Watchdog detected
+        # hard LOCKUP on cpu %d" (a CPU stuck with interrupts off; panics where hardlockup_panic is set, the node
+        # unresponsive otherwise). A soft lockup or a hung task alone is not the node down.
+        name="kernel-panic",
+        kind=Kind.NODE_REBOOTED,
+        pattern=rx(r"(?P<what>Kernel panic - not syncing: [^\n]{0,120}|Watchdog detected hard LOCKUP on cpu \d{1,5})"),
+        summary="the node's kernel crashed: {what}",
+        phrases=("Kernel panic - not syncing", "Watchdog detected hard LOCKUP"),
+        fixed={"reason": "kernel crash"},
+        examples=(
+            "kernel:[  840.275175] Kernel panic - not syncing: hung_task: blocked tasks",
+            "Oct 11 05:39:13 chi412 kernel: NMI watchdog: Watchdog detected hard LOCKUP on cpu 79",
+        ),
+        near_misses=("watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python:4242]",),
     ),
     Signature(
         # the kubelet's graceful node shutdown manager (nodeshutdown_manager_linux.go, 1.21+): "Shutdown manager

@@ -12,6 +12,35 @@ from whathappened.model import ContainerInfo
 # --- application ---
 
 
+def test_a_tracebacks_header_shipped_alone_names_no_exception():
+    """One document per line: "Traceback (most recent call last):" on its own says nothing; the final line (an NCCL
+    error here) does."""
+    v = single(
+        ev(Kind.APP_EXCEPTION, at(50), P, N, source="logs", signature="python-traceback"),
+        ev(
+            Kind.NCCL_ERROR, at(50, 1), P, N, source="logs", detail="remote process exited or there was a network error"
+        ),
+        exited(P, N, at(50, 5), 1),
+    )
+    assert v.cause == "nccl-error"
+
+
+def test_a_cuda_unknown_error_alone_is_no_application_error():
+    v = single(
+        ev(Kind.CUDA_ERROR, at(50), P, N, source="logs", error="unknown error"),
+        exited(P, N, at(50, 5), 1),
+    )
+    assert v.cause == "unknown"
+
+
+def test_a_torchrun_failure_record_without_its_header_is_the_ranks_own_crash():
+    v = single(
+        ev(Kind.LAUNCHER_TEARDOWN, at(50), P, N, source="logs", signature="torchelastic-failure-record", exit_code=-11),
+        exited(P, N, at(50, 5), 1),
+    )
+    assert v.cause == "application-error"
+
+
 def test_oom_killed_with_kernel_oom():
     v = single(
         ev(Kind.KERNEL_OOM, at(67), node=N, process="python"),

@@ -106,7 +106,7 @@ RULES: tuple[Rule, ...] = (
     Rule("network", "network-error", 0.8, say.NETWORK, _kinds(Kind.NETWORK_ERROR), on=HOST, before=MINUTES_10,
          since_start=True),
     Rule("cuda-error", "application-error", 0.55, say.CUDA_APP, _kinds(Kind.CUDA_ERROR), before=MINUTES_15,
-         before_stop=True),
+         where=words.cuda_error_named, before_stop=True),
     Rule("application-xid", "application-error", 0.6, say.APP_XID, _kinds(Kind.GPU_XID), on=GPU,
          before=MINUTES_15, where=words.application_xid, since_start=True, skip_stale=True),
     # --- a fault on the node of a rank that is still running, seen here only as the reaction to it ---

@@ -87,7 +87,9 @@ def application_xid(event: TimelineEvent) -> bool:
 # ChildFailedError, DeepSpeed's "exits with return code = 1"): a plain error exit of the pod's own rank, or its
 # own crash (SIGSEGV). Any other signal's exit (negative, 128+N) says only that someone killed it, or, for SIGBUS,
 # that /dev/shm ran out as often as the code crashed.
-OWN_RANK_SIGNATURES = frozenset({"torchelastic-worker-failed", "torchelastic-child-failed", "deepspeed-return-code"})
+OWN_RANK_SIGNATURES = frozenset(
+    {"torchelastic-worker-failed", "torchelastic-child-failed", "torchelastic-failure-record", "deepspeed-return-code"}
+)
 _CRASH_EXITS = frozenset({-11, 139})
 
 
@@ -200,8 +202,19 @@ def deadline(event: TimelineEvent) -> bool:
 
 
 def own_exception(event: TimelineEvent) -> bool:
+    """An exception of the pod's own, not a reaction to another failure. A traceback's header seen without its
+    final line (shipped as a document of its own, or cut) names no exception: the final line, read on its own,
+    says what failed."""
+    if event.attrs.get("signature") == "python-traceback" and not event.attrs.get("exception"):
+        return False
     text = text_of(event)
     return not any(w in text for w in REACTION_EXCEPTION_WORDS)
+
+
+def cuda_error_named(event: TimelineEvent) -> bool:
+    """A CUDA error that says what failed: "unknown error" (cudaErrorUnknown) is what a GPU lost mid-kernel or a
+    driver fault returns as often as anything the code did."""
+    return "unknown error" not in text_of(event)
 
 
 def own_failure(event: TimelineEvent) -> bool:

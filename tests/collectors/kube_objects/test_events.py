@@ -247,3 +247,25 @@ def test_reason_table_is_data_over_known_kinds() -> None:
 def test_pod_warning_outside_the_table_is_kept_as_a_warning() -> None:
     event = parse_event(node_event("FailedCreatePodSandBox", "Failed to create pod sandbox: cni failed", kind="Pod"))
     assert event is not None and (event.kind, event.severity) == (Kind.KUBE_EVENT, Severity.WARNING)
+
+
+def test_a_health_agents_node_event_says_what_its_condition_would() -> None:
+    """NVSentinel's catch-all watch names the Xid only in its message; an IMEX daemon not running is no GPU fault."""
+    xid = parse_event(
+        node_event(
+            "GpuAllWatchIsNotHealthy",
+            "ErrorCode:DCGM_FR_UNCONTAINED_ERROR GPU:0 PCI:0000:16:00.0 GPU_UUID:GPU-65e4956a-8db1-af7f-47f8-b355e3b7bf07"
+            " GPU had an uncontained error (XID 95) Drain the GPU and reset it or reboot the node.",
+            component="nvsentinel",
+            type="Warning",
+        )
+    )
+    imex = parse_event(
+        node_event(
+            "GpuNvlinkWatchIsNotHealthy",
+            "ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 PCI:0000:9d:00.0 IMEX daemon status is -3 (not READY)",
+            type="Warning",
+        )
+    )
+    assert xid is not None and (xid.kind, xid.attrs["xid"], xid.subject.gpu) == (Kind.GPU_XID, 95, "0")
+    assert imex is not None and imex.kind == Kind.NODE_CONDITION
