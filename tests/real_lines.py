@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from whathappened.collectors.logs.extractors import target_nodes
+
 from synth.common import end, training_chatter
 from synth.ids import Ids
 from synth.spec import KEvent, Node, Pod, Recording
@@ -107,7 +109,7 @@ def recording(line: RealLine, agent: str | None = None) -> Recording:
             labels={"app.kubernetes.io/name": agent}, owner=None, gpu_request=0, gpu_indices=(), runs=[],
         )  # fmt: skip
         rec.pods.append(helper)
-        rec.say(helper, t, line.text)
+        rec.say(helper, t, _about_this_node(line.text, node.name))
     elif line.where == "container-log":
         rec.say(pod, t, line.text)
     if line.where in ("k8s-event", "pod-status", "container-status"):
@@ -126,6 +128,18 @@ _POD_CGROUP = re.compile(
 def _as_the_pods_cgroup(text: str, uid: str) -> str:
     """The kernel line about the incident's pod: the UID in its cgroup paths is that pod's, as on the real node."""
     return _POD_CGROUP.sub(lambda m: m.group(1) + uid.replace("-", m.group(3)), text)
+
+
+def _about_this_node(text: str, node: str) -> str:
+    """A node agent's line about the incident's node: the nodes a controller's line names (Karpenter's, the
+    termination handler's) are that node, as on the real cluster."""
+    named = target_nodes(_WHOLE.match(text), text).get("nodes", "")  # type: ignore[arg-type]
+    for name in str(named).split():
+        text = text.replace(name, node)
+    return text
+
+
+_WHOLE = re.compile(r"(?s).*")
 
 
 def _fields(text: str) -> dict[str, str]:
@@ -267,7 +281,7 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
         rec.events.append(_event(job, "Job", pod, t, reason, message, "job-controller"))
         end(pod, t + timedelta(seconds=5), 1)
         return
-    if reason.startswith("PreemptionBy") or reason.startswith("TerminationBy") or reason.startswith("EvictionBy"):
+    if reason.startswith(("PreemptionBy", "TerminationBy", "EvictionBy", "DeletionBy")):
         pod.disruption = (reason, message, t)
     else:
         pod.status_reason, pod.status_message = reason or None, message

@@ -126,6 +126,7 @@ AGENT_LINES = {
     "h4-device-plugin-xid94-kubectl-timestamps": "nvidia-device-plugin-daemonset",
     "trap-h4-nma-interfacenotup-nodelocaldns-dummy": "eks-node-monitoring-agent",
     "h4-nvsentinel-syslog-monitor-healthy-after-gpu-reset": "nvsentinel-syslog-health-monitor",
+    "i4-nth-asg-lifecycle-requesting-drain": "aws-node-termination-handler",
 }
 
 

@@ -33,7 +33,7 @@ _XID_CONDITIONS = frozenset({"XIDError", "XidCriticalError", "GpuXidError", "Sys
 _HEALTH_WORDS: tuple[tuple[str, Kind], ...] = (
     ("nvlink", Kind.NVLINK_ERROR),
     ("thermal", Kind.GPU_THERMAL),
-    ("temp", Kind.GPU_THERMAL),
+    ("temperature", Kind.GPU_THERMAL),
 )
 # DCGM health codes an NVLink or GPU watch raises for software beside the GPU, not the GPU: the IMEX daemon not
 # running ("IMEX daemon status is -3 (not READY)", every idle node without one)

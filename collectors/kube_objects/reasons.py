@@ -36,6 +36,8 @@ def _rx(*pairs: tuple[str, Kind]) -> tuple[tuple[re.Pattern[str], Kind], ...]:
 _RELAYED = _rx(
     (r"NVRM: Xid \(PCI:", Kind.GPU_XID),
     (r"out of memory: Kill(?:ed)? process \d", Kind.KERNEL_OOM),
+    # the kubelet's pod lifecycle event generator stalled: the kubelet reports its node NotReady
+    (r"PLEG is not healthy", Kind.NODE_NOT_READY),
     (
         r"^Status condition transitioned, Type: (?:Ready, Status: \w+ -> (?:False|Unknown)|\w+, Status: \w+ ->"
         r" Unknown, Reason: NodeStatusUnknown)",
@@ -69,14 +71,23 @@ REASONS: dict[str, Reason] = {
     "Killing": Reason(Kind.KILLING),
     "ExceededGracePeriod": Reason(Kind.KILLING),
     "BackOff": Reason(Kind.BACK_OFF, refine=_rx((r"pulling image", Kind.IMAGE_PULL_FAILED))),
+    # ("failed to reserve container name", a CRI call past its deadline: the runtime busy, the kubelet retries)
     "Failed": Reason(
         Kind.CONFIG_ERROR,
-        refine=_rx((_IMAGE, Kind.IMAGE_PULL_FAILED), (r"CreateContainerConfigError", Kind.CONFIG_ERROR)),
+        refine=_rx(
+            (_IMAGE, Kind.IMAGE_PULL_FAILED),
+            (r"CreateContainerConfigError", Kind.CONFIG_ERROR),
+            (r"failed to reserve container name|context deadline exceeded", Kind.KUBE_EVENT),
+        ),
     ),
     "ErrImagePull": Reason(Kind.IMAGE_PULL_FAILED),
     "ImagePullBackOff": Reason(Kind.IMAGE_PULL_FAILED),
     "InspectFailed": Reason(Kind.IMAGE_PULL_FAILED),
-    "FailedMount": Reason(Kind.CONFIG_ERROR),
+    # 'object "ns"/"kube-root-ca.crt" not registered': the kubelet's own object cache not yet filled (a known
+    # race it retries through), not a missing volume
+    "FailedMount": Reason(
+        Kind.CONFIG_ERROR, refine=_rx((r'object "[^"]{1,253}"/"[^"]{1,253}" not registered', Kind.KUBE_EVENT))
+    ),
     "FailedAttachVolume": Reason(Kind.CONFIG_ERROR),
     "FailedCreatePodContainer": Reason(Kind.CONFIG_ERROR),
     # a sandbox the node's runtime cannot make for the pod's RuntimeClass (containerd: 'no runtime for "nvidia" is
@@ -100,6 +111,7 @@ REASONS: dict[str, Reason] = {
     ),
     # the taint manager's "Marking for deletion Pod %s", and "Cancelling deletion of Pod %s" when the taint went
     "TaintManagerEviction": Reason(Kind.TAINT_EVICTION, refine=_rx((r"^Cancelling deletion", Kind.KUBE_EVENT))),
+    "NodeControllerEviction": Reason(Kind.TAINT_EVICTION),  # the node controller's, before the taint manager
     "PodEviction": Reason(Kind.EVICTION_API),  # aws-node-termination-handler draining
     # Kueue taking an admitted workload back (its pods deleted, the Job suspended) for a reason of its own: the
     # PodsReady timeout, a failed admission check, a stopped queue, a deactivated workload
@@ -164,6 +176,7 @@ REASONS: dict[str, Reason] = {
     "StateChange": _aws(Kind.NODE_SHUTDOWN),
     "UnknownInterruption": _aws(),
     "CordonAndDrain": Reason(Kind.DRAIN),
+    "Drain": Reason(Kind.DRAIN),  # AKS upgrades: "Draining node: [...]"
     "PreDrain": Reason(Kind.DRAIN),
     "PostDrain": Reason(Kind.DRAIN),
     "Cordon": Reason(Kind.NODE_CORDONED),
@@ -209,6 +222,7 @@ DISRUPTION_KINDS: dict[str, Kind] = {
     "PreemptionByKubeScheduler": Kind.PREEMPTED,  # 1.26-1.27
     "DeletionByTaintManager": Kind.TAINT_EVICTION,
     "DeletionByPodGC": Kind.NODE_DELETED,
+    "DeletionByGCPControllerManager": Kind.NODE_DELETED,  # GKE: "GCPControllerManager: node no longer exists"
 }
 
 # Pod status.reason -> kind (anything else on a failed pod is POD_FAILED).

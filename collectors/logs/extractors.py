@@ -107,8 +107,12 @@ def ib_status(match: re.Match[str], _text: str) -> Mapping[str, Any]:
 _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
     r'^[ \t]{0,64}File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<func>\S{1,256}))?', re.MULTILINE
 )
+# A traceback's final line: "ExceptionName: message" at the start of a line, or after a log prefix that ends in a
+# delimiter and a blank ("2025-01-11 13:09:40 engine.py:366] ", "[default2]:[rank2]: ", "(pid=42) ", "vllm-1  | ")
+# but never after words ("retrying after ValueError: ..." is no final line); Python's bare "Exception" too.
 FINAL = re.compile(
-    r"^(?:\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?(?P<exception>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)\b)"
+    r"^(?:[^\n]{0,160}?[\])>|:][ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?"
+    r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b)"
     r"(?::[ \t]*(?P<message>.*))?$",
     re.MULTILINE,
 )
@@ -203,8 +207,9 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code")):
         if match.group(error):
             return {"error": match.group(error), "code": int(match.group(code))}
-    if match.group("test_error"):
-        return {"error": match.group("test_error")}
+    for name in ("test_error", "lib_status"):
+        if match.group(name):
+            return {"error": match.group(name)}
     name = match.group("driver_error")
     if name:
         return {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}
@@ -241,6 +246,27 @@ _RELAYED = re.compile(r"^[\w.-]{1,253}: \[")
 def relayed(_match: re.Match[str], text: str) -> Mapping[str, Any]:
     """``relayed``: the line is another node's, printed by the launcher pod."""
     return {"relayed": True} if _RELAYED.match(text) else {}
+
+
+# The nodes a cluster-wide controller's line is about (it runs on a node of its own): Karpenter's "terminating N
+# nodes (M pods) <node>/<type>/<capacity>" and v1's "disrupted-nodes":[{"Node":{"name":...}}], its interruption
+# message's "Node": {"name": ...}, aws-node-termination-handler's "NodeName":"..." and node-name=...
+_TARGET_NODES = (
+    re.compile(r"([\w.-]{1,253})/[\w.-]{1,64}/(?:spot|on-demand|reserved)\b"),
+    re.compile(r'"Node":\s{0,4}\{\s{0,4}"name":\s{0,4}"([^"\s]{1,253})"'),
+    re.compile(r'"NodeName":\s{0,4}"([^"\s]{1,253})"'),
+    re.compile(r'"node":\s{0,4}"([^"\s]{1,253})"'),  # Karpenter v0.2x-0.3x structured fields
+    re.compile(r"\bnode-name=([\w.-]{1,253})"),
+)
+
+
+def target_nodes(match: re.Match[str], text: str) -> Mapping[str, Any]:
+    """``nodes``: the nodes the line names, space-separated, with the whole line."""
+    names = dict.fromkeys(name for regex in _TARGET_NODES for name in regex.findall(text))
+    found: dict[str, Any] = {"line": match.group(0)}
+    if names:
+        found["nodes"] = " ".join(names)
+    return found
 
 
 def whole(match: re.Match[str], _text: str) -> Mapping[str, Any]:

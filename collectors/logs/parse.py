@@ -170,8 +170,13 @@ def events_from_documents(
         if line is None:
             continue
         at, subject, text = line
-        key = ("pod", f"{subject.namespace}/{subject.pod}") if subject.pod else ("node", subject.node or "")
         hit = match_line(text)
+        if hit is not None and subject.pod is None and "nodes" in hit.attrs:
+            named = _named_node(subject, str(hit.attrs["nodes"]).split(), nodes)
+            if named is None:
+                continue  # a cluster-wide controller's line about nodes outside the scope
+            subject = named
+        key = ("pod", f"{subject.namespace}/{subject.pod}") if subject.pod else ("node", subject.node or "")
         if hit is not None:
             matched[key].append((at, text, order, subject, hit))
         for target in by_pod.get((subject.namespace or "", subject.pod or ""), ()):
@@ -201,6 +206,15 @@ def _log_line(
     if host is None or host not in nodes:
         return None
     return at, Subject(node=host), message_of(doc, mapping)
+
+
+def _named_node(subject: Subject, named: list[str], nodes: set[str]) -> Subject | None:
+    """A controller's line (Karpenter, aws-node-termination-handler in queue mode) is about the nodes it names, not
+    the node its pod runs on: the first of the scope's, or none."""
+    if subject.node in named:
+        return subject
+    ours = [name for name in named if name in nodes]
+    return Subject(node=ours[0]) if ours else None
 
 
 def _agent_line(

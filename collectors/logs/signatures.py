@@ -44,6 +44,7 @@ from whathappened.collectors.logs.extractors import (
     ranked,
     relayed,
     rx,
+    target_nodes,
     traceback,
     whole,
     xid_cause,
@@ -213,7 +214,10 @@ SIGNATURES: tuple[Signature, ...] = (
         # nvAssertOkFailedNoLog and friends)
         name="gpu-is-lost-status",
         kind=Kind.GPU_MISSING,
-        pattern=rx(r"\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bNV_ERR_GPU_IS_LOST\b|GPU lost from the bus"),
+        pattern=rx(
+            r"(?:(?P<uuid>GPU-[0-9a-fA-F-]{36})[^\n]{0,200}?)?(?:\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bNV_ERR_GPU_IS_LOST\b"
+            r"|GPU lost from the bus)"
+        ),
         summary="the GPU is lost: {line}",
         phrases=("NV_ERR_GPU_IS_LOST", "GPU lost from the bus", "ERROR_GPU_IS_LOST", "NVML_ERROR_GPU_IS_LOST"),
         wildcards=("?*error_gpu_is_lost",),
@@ -318,7 +322,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="kernel-oom-report",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
-            r"(?P<process>[^\s:\]]{1,64}) invoked oom-killer: gfp_mask="
+            r"(?P<process>[^\s\]]{1,64}) invoked oom-killer: gfp_mask="
             r"|Task in /[^\s]{1,400} killed as a result of limit of /"
             r"|\bmemory: usage (?P<usage>\d{1,15})kB, limit (?P=usage)kB, failcnt"
         ),
@@ -441,6 +445,28 @@ SIGNATURES: tuple[Signature, ...] = (
             " flight recorder dump signal from another rank via TCPStore.",
         ),
         near_misses=("[rank0]: TORCH_NCCL_DUMP_ON_TIMEOUT=1, dumping the flight recorder to /tmp/nccl_trace_rank_0",),
+    ),
+    Signature(
+        # the program misusing NCCL: two ranks on one GPU (init.cc "Duplicate GPU detected : rank %d and rank %d both
+        # on CUDA device %lx"), a collective called with invalid arguments (ncclInvalidUsage, "invalid usage"): the
+        # code's or its launch's, not the network's
+        name="nccl-invalid-usage",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>Duplicate GPU detected : rank \d{1,6} and rank \d{1,6} both on CUDA device \w{1,16}"
+            r"|NCCL operation \w{1,40}\([^\n]{0,300}?\) failed: invalid usage)"
+        ),
+        summary="NCCL used wrongly: {message}",
+        phrases=("Duplicate GPU detected", "failed: invalid usage"),
+        fixed={"exception": "NCCL invalid usage"},
+        examples=(
+            "[1,4]<stdout>:smc-gpu-03:29882:30400 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 4 and rank 0"
+            " both on CUDA device 1000",
+            "RuntimeError: Internal: nccl_all_reduce_thunk.cc:162: NCCL operation ncclAllReduce(send_buffer,"
+            " recv_buffer, buffer.element_count, datatype, reduce_op, comm, *cu_stream) failed: invalid usage: while"
+            " running replica 0",
+        ),
+        near_misses=("NCCL operation ncclAllReduce(send_buffer) failed: unhandled system error",),
     ),
     Signature(
         # NCCL finding no network interface to bootstrap over (bootstrap.cc "Bootstrap : no socket interface
@@ -713,7 +739,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="efa-transfer-error",
         kind=Kind.NCCL_ERROR,
         pattern=rx(
-            r"libfabric:\d{1,10}:\d{1,12}::efa:\w{1,16}:\w{1,64}\(\):\d{1,6}<warn> err: (?P<err>\d{1,5}), message: "
+            r"libfabric:\d{1,10}:\d{1,12}:(?:[^:\s]{0,32}:)?efa:\w{1,16}:\w{1,64}\(\):\d{1,6}<warn> err: (?P<err>\d{1,5}), message: "
             r"(?P<detail>[^\n]{1,120}?)(?: My EFA addr|$)",
             re.MULTILINE,
         ),
@@ -831,7 +857,12 @@ SIGNATURES: tuple[Signature, ...] = (
         # "Cuda failure '%s'" before): the CUDA error it is, judged like one (an illegal access, a lost GPU, ECC)
         name="nccl-cuda-failure",
         kind=Kind.CUDA_ERROR,
-        pattern=rx(r"NCCL WARN Cuda failure (?:(?P<code>\d{1,4}) )?'(?P<error>[^'\n]{1,200})'"),
+        # (the errors the CUDA rules judge; any other CUDA failure NCCL meets stays an NCCL error)
+        pattern=rx(
+            r"NCCL WARN Cuda failure (?:(?P<code>\d{1,4}) )?'(?P<error>an illegal memory access was encountered"
+            r"|misaligned address|an illegal instruction was encountered|device-side assert triggered|uncorrectable ECC"
+            r" error encountered|uncorrectable NVLink error detected during the execution|unspecified launch failure)'"
+        ),
         summary="CUDA error (in NCCL): {error}",
         phrases=("Cuda failure",),
         convert={"code": int},
@@ -839,16 +870,23 @@ SIGNATURES: tuple[Signature, ...] = (
             "Amphitrite:940929:940929 [1] enqueue.cc:1556 NCCL WARN Cuda failure 700 'an illegal memory access was"
             " encountered'",
         ),
-        near_misses=("NCCL WARN Cuda failure count reset to 0",),
+        near_misses=(
+            "NCCL WARN Cuda failure count reset to 0",
+            "transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'",
+        ),
     ),
     Signature(
         # NCCL's net plugin failing to load at init (aws-ofi-nccl's "NET/OFI aws-ofi-nccl initialization failed"):
         # NCCL falls back to its own transports and goes on
         name="nccl-net-plugin-fallback",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"NCCL WARN NET/OFI aws-ofi-nccl initialization failed"),
+        # (and no verbs library or one device it could not open: it uses the other devices or its sockets)
+        pattern=rx(
+            r"NCCL WARN (?:NET/OFI aws-ofi-nccl initialization failed|Failed to open libibverbs\.so"
+            r"|Call to ibv_open_device failed)"
+        ),
         summary="NCCL: the aws-ofi-nccl plugin did not load (NCCL uses its own transports)",
-        phrases=("aws-ofi-nccl initialization failed",),
+        phrases=("aws-ofi-nccl initialization failed", "Failed to open libibverbs", "Call to ibv_open_device failed"),
         examples=(
             "algo-1:17778:17848 [5] nccl_net_ofi_create_plugin:259 NCCL WARN NET/OFI aws-ofi-nccl initialization failed",
         ),
@@ -862,6 +900,78 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=("NCCL WARN",),
         examples=("gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",),
         near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
+    ),
+    Signature(
+        # what the application asked of its GPU or its libraries and could not have: a Triton kernel needing more
+        # shared memory than the GPU has (triton OutOfResources "out of resource: shared memory, Required: %d,
+        # Hardware limit: %d"), a tensor over protobuf's 2 GB limit in a TensorFlow RPC ("exceeded maximum protobuf
+        # size of 2GB")
+        name="app-out-of-resources",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>out of resource: shared memory, Required: \d{1,12}|exceeded maximum protobuf size of 2GB)"
+        ),
+        summary="the program asked for more than its GPU or library allows: {message}",
+        phrases=("out of resource: shared memory", "exceeded maximum protobuf size"),
+        fixed={"exception": "out of resources"},
+        examples=(
+            "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 126978, Hardware limit:"
+            " 101376. Reducing block sizes or `num_stages` may help.",
+            "[libprotobuf ERROR message_lite.cc:451] tensorflow.RecvBufRespExtra exceeded maximum protobuf size of 2GB:"
+            " 5368538440",
+        ),
+        near_misses=("shared memory per block: 101376 bytes (out of resource checks enabled)",),
+    ),
+    Signature(
+        # a Python warning (warnings.showwarning: "%s:%s: %s: %s", "file.py:46: UserWarning: ...") quotes what it
+        # warns about and the program goes on ("UserWarning: [Errno 28] No space left on device.  joblib will
+        # operate in serial mode"): none of the failures below
+        name="python-warning",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"\.py:\d{1,6}: [A-Z][A-Za-z]{0,40}Warning: "),
+        summary="a Python warning: {line}",
+        wildcards=("?*warning",),
+        extract=whole,
+        examples=(
+            "/site-packages/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] No space left on device."
+            "  joblib will operate in serial mode",
+        ),
+        near_misses=("train.py:46: saving checkpoint (UserWarning count 0)",),
+    ),
+    Signature(
+        # the run's storage and data sources failing under it: the OS's EIO / ENOSPC / ENOTCONN / ESTALE in any
+        # wording ("[Errno 5] Input/output error", "close() failed: Transport endpoint is not connected"), the
+        # Hugging Face hub unreachable ("Couldn't reach '%s' on the Hub"), an AWS API refusing (botocore "An error
+        # occurred (%s) when calling the %s operation"): the program's failure, no fault of the GPU node
+        name="storage-error",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>\[Errno (?:5|28|107|116|121)\] (?:Input/output error|No space left on device|Transport endpoint"
+            r" is not connected|Stale file handle|Remote I/O error)|failed: Transport endpoint is not connected"
+            r"|Couldn't reach '[^'\n]{1,200}' on the Hub|An error occurred \([A-Za-z]{3,40}\) when calling the \w{1,64}"
+            r" operation)"
+        ),
+        summary="the run's storage or data source failed: {message}",
+        phrases=(
+            "Input/output error",
+            "No space left on device",
+            "Transport endpoint is not connected",
+            "Stale file handle",
+            "Remote I/O error",
+            "on the Hub",
+            "when calling the",
+        ),
+        fixed={"exception": "storage error"},
+        examples=(
+            "ERROR: megatron.core.dist_checkpointing.strategies.filesystem_async: Local process 0 encountered an error:"
+            " [Errno 5] Input/output error",
+            "E tensorflow/core/platform/default/posix_file_system.cc:56] close() failed: Transport endpoint is not"
+            " connected",
+            "ConnectionError(\"Couldn't reach 'tanganke/sun397' on the Hub (ConnectionError)\")",
+            "download failed: s3://bucket/x.gz to x.gz An error occurred (SlowDown) when calling the GetObject operation"
+            " (reached max retries: 2): Please reduce your request rate.",
+        ),
+        near_misses=("checkpoint written to /ckpt/step_100 (no space left check passed)",),
     ),
     Signature(
         # a training loop's numeric guard stopping the run: Megatron-LM's rerun state machine ("Unexpected result
@@ -1009,6 +1119,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,6} error=(?P<thc_code>\d{1,4}) : (?P<thc_error>[^\n]{0,200}?[^\s])"
             r"[ \t]*$"
             r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})"
+            # cuDNN and cuBLAS status codes other than an allocation (cuda-oom's): "CUDNN_STATUS_EXECUTION_FAILED"
+            r"|(?P<lib_status>CU(?:DNN|BLAS)_STATUS_(?!ALLOC_FAILED|SUCCESS)[A-Z_]{3,40})"
             # nccl-tests: "Test CUDA failure %s:%d '%s'"
             r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'",
             re.MULTILINE,
@@ -1016,8 +1128,9 @@ SIGNATURES: tuple[Signature, ...] = (
         extract=cuda_error,
         summary="CUDA error: {error}",
         phrases=("CUDA error", "cuda runtime error", "THCudaCheck FAIL", "Test CUDA failure"),
+        # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
-        wildcards=("cuda_error_*",),  # the analyzer keeps CUDA_ERROR_ECC_UNCORRECTABLE as one token
+        wildcards=("cuda_error_*", "cudnn_status_*", "cublas_status_*"),  # one token each to the analyzer
         examples=(
             "RuntimeError: CUDA error: uncorrectable ECC error encountered\nCompile with `TORCH_USE_CUDA_DSA` to"
             " enable device-side assertions.",
@@ -1031,6 +1144,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=265 error=77 : an illegal"
             " memory access was encountered",
             "Test CUDA failure common.cu:1007\n'CUDA-capable device(s) is/are busy or unavailable'",
+            "E tensorflow/stream_executor/cuda/cuda_dnn.cc:81] CUDNN_STATUS_EXECUTION_FAILED",
         ),
         near_misses=("CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log", "cuda runtime version 12.4"),
     ),
@@ -1178,6 +1292,25 @@ SIGNATURES: tuple[Signature, ...] = (
             "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=1042684, ip=10.0.3.7)",
         ),
         near_misses=("ray.exceptions.RayTaskError(ValueError): ray::main_task() (pid=1042684, ip=10.0.3.7)",),
+    ),
+    Signature(
+        # Horovod shutting the collectives down after a rank failed ("Horovod has been shut down. This was caused by
+        # an exception on one of the ranks or an attempt to ... after one of the ranks finished execution"), and
+        # TensorFlow's multi-worker health check ("Cluster check alive failed, /job:worker/replica:0/task:1 is down,
+        # aborting collectives"): reactions to another rank
+        name="collectives-shut-down",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(r"Horovod has been shut down|Cluster check alive failed, \S{1,200} is down, aborting collectives"),
+        summary="the collectives were shut down after another rank failed: {line}",
+        phrases=("Horovod has been shut down", "check alive failed"),  # "ERROR:tensorflow:Cluster" is one token
+        extract=whole,
+        examples=(
+            "W tensorflow/core/framework/op_kernel.cc:1318] OP_REQUIRES failed at mpi_ops.cc:422 : Aborted: Horovod has"
+            " been shut down. This was caused by an exception on one of the ranks",
+            "ERROR:tensorflow:Cluster check alive failed, /job:worker/replica:0/task:1 is down, aborting collectives:"
+            " Deadline Exceeded",
+        ),
+        near_misses=("Horovod has been initialized with 8 ranks",),
     ),
     Signature(
         # JAX / XLA's coordination service client (client.h): "Terminating process because the JAX distributed
@@ -1337,21 +1470,26 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("ib1: transmit timeout set to 5000 msecs",),
     ),
     Signature(
-        # AWS ENA's own watchdogs (ena_netdev.c: "Keep alive watchdog timeout.", "Found a Tx that wasn't completed on
-        # time, qid %d, index %d."): the device resets, the node's traffic stops meanwhile
+        # AWS ENA's own watchdogs resetting the device (ena_netdev.c: "Keep alive watchdog timeout.", "The number of
+        # lost tx completions is above the threshold (%d > %d). Reset the device"); the node's traffic stops
+        # meanwhile. "Found a Tx that wasn't completed on time" is a notice per late buffer, no fault by itself.
         name="ena-fault",
         kind=Kind.NETWORK_ERROR,
         pattern=rx(
             r"ena [0-9a-fA-F:.]{7,16} (?P<device>[\w.-]{1,16}): (?P<detail>Keep alive watchdog timeout(?=\.)"
-            r"|Found a Tx that wasn't completed on time)"
+            r"|The number of lost tx completions is above the threshold[^\n]{0,40}?Reset the device)"
         ),
         summary="ENA {device}: {detail}",
-        phrases=("Keep alive watchdog timeout", "Found a Tx that wasn't completed on time"),
+        phrases=("Keep alive watchdog timeout", "lost tx completions is above the threshold"),
         examples=(
             "kernel: ena 0000:00:05.0 eth0: Keep alive watchdog timeout.",
-            "kernel: ena 0000:00:05.0 eth0: Found a Tx that wasn't completed on time, qid 2, index 971.",
+            "kernel: ena 0000:00:05.0 eth0: The number of lost tx completions is above the threshold (129 > 128)."
+            " Reset the device",
         ),
-        near_misses=("ena 0000:00:05.0 eth0: Keep alive watchdog timeout set to 6000 ms",),
+        near_misses=(
+            "ena 0000:00:05.0 eth0: Keep alive watchdog timeout set to 6000 ms",
+            "ena 0000:00:05.0 eth0: Found a Tx that wasn't completed on time, qid 2, index 971.",
+        ),
     ),
     # --- node agents: what they print about the node a pod runs on ---
     Signature(
@@ -1394,6 +1532,7 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(r""""?messageKind"?[:=] ?"?(?P<event_type>SpotInterruptionKind|spot_interrupted)\b"""),
         summary="Karpenter: spot interruption, cordon and drain",
         phrases=("SpotInterruptionKind", "spot_interrupted"),
+        extract=target_nodes,
         fixed={"provider": "aws", "action": "spot-interruption"},
         examples=(
             '2023-06-12T11:47:23.814Z\tDEBUG\tcontroller.interruption\tremoving offering from offerings\t{"messageKind":'
@@ -1417,7 +1556,7 @@ SIGNATURES: tuple[Signature, ...] = (
         summary="Karpenter: disrupting nodes ({line})",
         phrases=("disrupting via", "deprovisioning via", "disrupting node(s)"),
         fixed={"by": "karpenter"},
-        extract=whole,
+        extract=target_nodes,
         examples=(
             '{"level":"INFO","logger":"controller.disruption","message":"disrupting via drift replace, terminating 1'
             ' nodes (1 pods) ip-10-129-90-75.us-west-2.compute.internal/c6a.large/on-demand"}',
@@ -1433,13 +1572,17 @@ SIGNATURES: tuple[Signature, ...] = (
         # Termination event received. Instance will be interrupted at %s"): scale-in or instance refresh, a stop
         name="nth-asg-termination",
         kind=Kind.DRAIN,
-        pattern=rx(r"ASG Lifecycle Termination event received"),
+        # (and its log as it acts: "Requesting instance drain event-id=asg-lifecycle-term-... node-name=...")
+        pattern=rx(r"ASG Lifecycle Termination event received|Requesting instance drain event-id=asg-lifecycle-term-"),
         summary="aws-node-termination-handler: the Auto Scaling group is terminating the instance",
-        phrases=("ASG Lifecycle Termination event received",),
+        phrases=("ASG Lifecycle Termination event received", "Requesting instance drain"),
+        extract=target_nodes,
         fixed={"provider": "aws", "by": "autoscaling"},
         examples=(
             '"Description":"ASG Lifecycle Termination event received. Instance will be interrupted at 2023-01-20'
             ' 22:25:57 +0000 UTC \\n","Kind":"SQS_TERMINATE"',
+            "2023/01/20 22:28:00 INF Requesting instance drain event-id=asg-lifecycle-term-3130 instance-id=i-0610"
+            " kind=SQS_TERMINATE node-name=ip-172-31-56-70.us-west-2.compute.internal",
         ),
         near_misses=("ASG Lifecycle hook heartbeat sent",),
     ),
@@ -1469,10 +1612,10 @@ SIGNATURES: tuple[Signature, ...] = (
         name="azure-scheduled-event",
         kind=Kind.MAINTENANCE_NOTICE,
         pattern=rx(
-            r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Freeze|Terminate|Preempt)['"]"""
+            r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Terminate|Preempt)['"]"""
             r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]Platform['"]"""
-            # IMDS's own order before EventSource existed (api-version 2017-2019): EventId, EventStatus, EventType;
-            # a Freeze there (seconds of pause) is left to the kubelet's and the node's own evidence
+            # IMDS's own order before EventSource existed (api-version 2017-2019): EventId, EventStatus, EventType.
+            # A Freeze (seconds of pause) is left to the kubelet's and the node's own evidence in either form.
             r"""|['"]EventStatus['"]: ?['"]Scheduled['"], ?['"]EventType['"]: ?['"](?P<imds_type>Reboot|Redeploy|"""
             r"""Terminate|Preempt)['"]"""
         ),
@@ -1540,20 +1683,37 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
-        # the node's kernel going down: "Kernel panic - not syncing: %s" and the NMI watchdog's "Watchdog detected
-        # hard LOCKUP on cpu %d" (a CPU stuck with interrupts off; panics where hardlockup_panic is set, the node
-        # unresponsive otherwise). A soft lockup or a hung task alone is not the node down.
+        # the kubelet's pod lifecycle event generator stalled ("PLEG is not healthy: pleg was last seen active %v
+        # ago; threshold is %v"): the kubelet reports its node NotReady until it recovers
+        name="kubelet-pleg-unhealthy",
+        kind=Kind.NODE_NOT_READY,
+        pattern=rx(r"PLEG is not healthy: pleg was last seen active"),
+        summary="the kubelet stalled (PLEG is not healthy): its node NotReady",
+        phrases=("PLEG is not healthy",),
+        wildcards=("?*:pleg",),  # "Message:PLEG" in the kubelet's node-status line is one token
+        examples=(
+            'kubelet: E0413 10:53:52.844381    3263 kubelet.go:2055] "Skipping pod synchronization" err="PLEG is not'
+            ' healthy: pleg was last seen active 2h33m12.704970756s ago; threshold is 3m0s"',
+            "kubelet_node_status.go:682] Node became not ready: {Type:Ready Status:False Reason:KubeletNotReady"
+            " Message:PLEG is not healthy: pleg was last seen active 3m7.629592089s ago; threshold is 3m0s}",
+        ),
+        near_misses=("PLEG is healthy again",),
+    ),
+    Signature(
+        # the node's kernel going down: "Kernel panic - not syncing: %s". A hard lockup, a soft lockup or a hung
+        # task alone is not the node down (the panic they lead to where configured says "Kernel panic - not
+        # syncing: Hard LOCKUP" itself).
         name="kernel-panic",
         kind=Kind.NODE_REBOOTED,
-        pattern=rx(r"(?P<what>Kernel panic - not syncing: [^\n]{0,120}|Watchdog detected hard LOCKUP on cpu \d{1,5})"),
+        pattern=rx(r"(?P<what>Kernel panic - not syncing: [^\n]{0,120})"),
         summary="the node's kernel crashed: {what}",
-        phrases=("Kernel panic - not syncing", "Watchdog detected hard LOCKUP"),
+        phrases=("Kernel panic - not syncing",),
         fixed={"reason": "kernel crash"},
-        examples=(
-            "kernel:[  840.275175] Kernel panic - not syncing: hung_task: blocked tasks",
+        examples=("kernel:[  840.275175] Kernel panic - not syncing: hung_task: blocked tasks",),
+        near_misses=(
+            "watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python:4242]",
             "Oct 11 05:39:13 chi412 kernel: NMI watchdog: Watchdog detected hard LOCKUP on cpu 79",
         ),
-        near_misses=("watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python:4242]",),
     ),
     Signature(
         # the kubelet's graceful node shutdown manager (nodeshutdown_manager_linux.go, 1.21+): "Shutdown manager
@@ -1746,7 +1906,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.APP_EXCEPTION,
         pattern=FINAL,
         summary="{exception}: {message}",
-        wildcards=("?*error", "?*exception", "?*interrupt", "?*failure"),
+        wildcards=("?*error", "?*exception", "exception", "?*interrupt", "?*failure"),
         examples=("KeyError: 'input_ids'", "[rank3]: ValueError: expected sequence of length 4096 at dim 1 (got 4095)"),
         near_misses=("ERROR: could not connect to the metrics endpoint", "step=100 loss=2.3 error_rate=0.01"),
     ),

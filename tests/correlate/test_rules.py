@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.correlate.builders import at, ev, exited, pod, ran, run, verdict
 from whathappened.correlate import CAUSES
 from whathappened.kinds import Kind
-from whathappened.model import Verdict
+from whathappened.model import ContainerInfo, Verdict
 
 P, N = "job-worker-0", "node-a"
 
@@ -189,6 +189,39 @@ def test_a_drain_after_the_pod_failed_on_its_own_is_not_the_stop():
         ev(Kind.DRAIN, at(50), node=N, reason="DisruptionTerminating"),
     )
     assert v.cause == "application-error"
+
+
+def test_a_node_terminated_after_it_was_drained_went_down_because_of_the_drain():
+    """Karpenter drains, the pod is evicted and exits, then EC2 reports the instance terminating: the drain is the
+    story, not a node failure."""
+    v = single(
+        ev(Kind.DRAIN, at(50), node=N, reason="DisruptionTerminating"),
+        ev(Kind.EVICTION_API, at(50, 5), P, N, reason="Evicted"),
+        exited(P, N, at(50, 40), 143),
+        ev(Kind.NODE_SHUTDOWN, at(51), node=N, reason="InstanceTerminating"),
+    )
+    assert v.cause == "deleted"
+
+
+def test_a_graceful_node_shutdown_after_the_pods_sigterm_is_still_the_node():
+    v = single(
+        ev(Kind.SIGTERM_RECEIVED, at(50), P, N, source="logs", signal="SIGTERM"),
+        ev(Kind.NODE_SHUTDOWN, at(50, 2), node=N, reason="Shutdown"),
+        exited(P, N, at(50, 20), 143),
+    )
+    assert v.cause == "node-failure"
+
+
+def test_a_sandbox_that_failed_before_the_pod_ran_is_no_cause_of_its_death_an_hour_later():
+    info = pod(P, N, containers=(ContainerInfo("main", started=at(0, 20)),))
+    events = [
+        ev(Kind.POD_SCHEDULED, at(0), P, N),
+        ev(Kind.CONFIG_ERROR, at(0, 5), P, N, reason="FailedCreatePodSandBox", message='no runtime for "nvidia"'),
+        ev(Kind.CONTAINER_STARTED, at(0, 20), P, N),
+        ev(Kind.APP_EXCEPTION, at(68), P, N, source="logs", exception="ValueError", message="bad shape"),
+        exited(P, N, at(68, 5), 1),
+    ]
+    assert verdict(run([info], events), P).cause == "application-error"
 
 
 def maintenance_chain(notice_minute: float = 61):

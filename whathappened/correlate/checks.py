@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from whathappened.correlate import words
 from whathappened.correlate.evidence import (
+    DRAINS,
     ELSEWHERE,
     GPU,
     HOST,
@@ -174,6 +175,18 @@ def thermal_shutdown(case: Case, rule: Rule) -> Finding | None:
     return None
 
 
+def since_last_start(case: Case, rule: Rule) -> Finding | None:
+    """Image and configuration failures that kept the pod from running: in a pod none of whose containers started,
+    or after its last container start (a restart that could not happen). A pull or a mount that failed and was
+    retried before the pod ran is no cause of a death hours later."""
+    hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)
+    starts = [c.started for c in case.fate.pod.containers if c.started is not None and not c.init]
+    if starts:
+        last = max(starts)
+        hits = tuple(i for i in hits if case.event(i).at >= last)
+    return found(case, rule, hits) if hits else None
+
+
 def kernel_oom(case: Case, rule: Rule) -> Finding | None:
     """The kernel OOM killer on the pod's node just before it died: this pod's when the cgroup path names its UID,
     another pod's when it names another; with no UID (a node-wide OOM), the pod's when the pod did not exit
@@ -266,9 +279,6 @@ def stopped_without_fault(case: Case, rule: Rule) -> Finding | None:
         return None
     terminal = case.find(TERMINAL, POD, BURST, SKEW)
     return found(case, rule, hits, terminal)
-
-
-DRAINS = frozenset({Kind.DRAIN})
 
 
 def _not_a_fault_reason(event: TimelineEvent) -> bool:

@@ -32,6 +32,8 @@ JOB = "job"  # about the pod's job or namespace, no pod named
 Predicate = Callable[[TimelineEvent], bool]
 ENDINGS: frozenset[str] = TERMINAL | {Kind.POD_PHASE}
 # What tells a pod to stop from outside: whatever it logs after this is a consequence of being stopped.
+DELIBERATE_POD_STOPS: frozenset[str] = frozenset({Kind.EVICTION_API, Kind.POD_DELETED})
+DRAINS: frozenset[str] = frozenset({Kind.DRAIN})
 STOPS: frozenset[str] = frozenset(
     {Kind.KILLING, Kind.POD_DELETED, Kind.EVICTION_API, Kind.DISRUPTION_TARGET, Kind.SIGTERM_RECEIVED}
 )
@@ -185,6 +187,12 @@ class Case:
     def first_stop(self) -> datetime | None:
         """When the pod was told to stop (kill, deletion, eviction, SIGTERM), in the burst that ended it."""
         stops = self.find(STOPS, POD, BURST, SKEW)
+        return min((self.timeline[i].at for i in stops), default=None)
+
+    def first_deliberate_stop(self) -> datetime | None:
+        """When someone chose to stop the pod: its node drained, or the pod evicted or deleted, in the burst that
+        ended it."""
+        stops = self.find(DELIBERATE_POD_STOPS, POD, BURST, SKEW) + self.find(DRAINS, NODE, BURST, SKEW)
         return min((self.timeline[i].at for i in stops), default=None)
 
     def stale(self, index: int) -> bool:

@@ -44,6 +44,9 @@ class Rule:
     since_start: bool = False  # evidence older than the pod is not about this pod's run
     skip_stale: bool = False  # a GPU fault value seen before the pod started is not its fault
     before_stop: bool = False  # what a pod logs after it was told to stop is a consequence, not a cause
+    # a node that goes down after it was drained or the pod evicted (Karpenter terminating what it drained) went
+    # down because of that stop, not the other way round
+    before_drain: bool = False
     support: tuple[Support, ...] = ()
     check: Callable[[Case, Rule], Finding | None] | None = None
 
@@ -59,6 +62,9 @@ def apply(rule: Rule, case: Case) -> Finding | None:
     stop = case.first_stop() if rule.before_stop else None
     if stop is not None:
         hits = tuple(i for i in hits if case.event(i).at < stop)
+    drained = case.first_deliberate_stop() if rule.before_drain else None
+    if drained is not None:
+        hits = tuple(i for i in hits if case.event(i).at < drained)
     if not hits:
         return None
     support = tuple(i for s in rule.support for i in case.find(s.kinds, s.on, s.before, s.after, s.where))

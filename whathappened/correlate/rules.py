@@ -33,7 +33,7 @@ _PROBES = Support(_kinds(Kind.PROBE_FAILED), on=POD, before=MINUTES_15, where=wo
 RULES: tuple[Rule, ...] = (
     # --- pods that never ran ---
     Rule("image-or-config", "config-error", 0.9, say.CONFIG, _kinds(Kind.IMAGE_PULL_FAILED, Kind.CONFIG_ERROR),
-         before=WHOLE_WINDOW, fate=ANY, where=words.not_from_log),
+         before=WHOLE_WINDOW, fate=ANY, where=words.not_from_log, check=checks.since_last_start),
     Rule("failed-scheduling", "unschedulable", 0.9, say.UNSCHEDULABLE, _kinds(Kind.FAILED_SCHEDULING),
          before=WHOLE_WINDOW, fate=NEVER_STARTED),
     Rule("never-scheduled", "unschedulable", 0.6, say.NEVER_SCHEDULED, fate=NEVER_STARTED,
@@ -72,15 +72,13 @@ RULES: tuple[Rule, ...] = (
          where=words.ecc_text, before_stop=True),
     Rule("cuda-lost-gpu", "gpu-fallen-off-bus", 0.7, say.CUDA_LOST, _kinds(Kind.CUDA_ERROR), before=MINUTES_15,
          where=words.lost_gpu_text, before_stop=True),
-    Rule("cuda-unavailable-gpu", "gpu-hardware-error", 0.6, say.CUDA_UNAVAILABLE, _kinds(Kind.CUDA_ERROR),
-         before=MINUTES_15, where=words.unavailable_gpu_text, before_stop=True),
     # --- the node ---
     Rule("node-lost", "node-failure", 0.85, say.NODE_LOST,
          _kinds(Kind.TAINT_EVICTION, Kind.POD_FAILED, Kind.DISRUPTION_TARGET), before=MINUTES_15,
          where=words.node_lost, support=(_NODE_DOWN,)),
     Rule("node-down", "node-failure", 0.8, say.NODE_DOWN,
          _kinds(Kind.NODE_NOT_READY, Kind.NODE_DELETED, Kind.NODE_REBOOTED, Kind.NODE_SHUTDOWN), on=HOST,
-         before=MINUTES_15, since_start=True),
+         before=MINUTES_15, since_start=True, before_drain=True),
     # --- the application ---
     Rule("oom-killed", "oom-killed", 0.95, say.OOM, _kinds(Kind.OOM_KILLED, Kind.CONTAINER_TERMINATED),
          before=MINUTES_10, where=words.oom_killed, support=(_KERNEL_OOM,)),
@@ -100,6 +98,9 @@ RULES: tuple[Rule, ...] = (
          where=words.own_exception, before_stop=True),
     Rule("cannot-run", "config-error", 0.8, say.CONFIG, _kinds(Kind.CONTAINER_TERMINATED), before=MINUTES_10,
          where=words.cannot_run),
+    # after the pod's own exceptions and memory: a GPU held in exclusive mode by another process is set-up too
+    Rule("cuda-unavailable-gpu", "gpu-hardware-error", 0.6, say.CUDA_UNAVAILABLE, _kinds(Kind.CUDA_ERROR),
+         before=MINUTES_15, where=words.unavailable_gpu_text, before_stop=True),
     # --- faults near the pod that explain a death its own logs do not: heat, the network ---
     Rule("gpu-thermal", "gpu-thermal", 0.65, say.THERMAL, _kinds(Kind.GPU_THERMAL), on=GPU, before=MINUTES_15,
          since_start=True, skip_stale=True, support=(_CUDA,)),

@@ -181,7 +181,14 @@ def node_lost(event: TimelineEvent) -> bool:
     reason = _reason(event)
     if reason == "terminationbykubelet":
         return "shutdown" in text_of(event)
-    return reason in ("nodelost", "deletionbytaintmanager", "deletionbypodgc", "terminated", "shutdown")
+    return reason in (
+        "nodelost",
+        "deletionbytaintmanager",
+        "deletionbypodgc",
+        "deletionbygcpcontrollermanager",
+        "terminated",
+        "shutdown",
+    )
 
 
 def oom_killed(event: TimelineEvent) -> bool:
@@ -201,11 +208,18 @@ def deadline(event: TimelineEvent) -> bool:
     return event.kind == Kind.POD_FAILED and "longer than the specified deadline" in text_of(event)
 
 
+# Signatures whose exception is the code's own even though its words name NCCL (the program misusing the library)
+OWN_EXCEPTION_SIGNATURES = frozenset({"nccl-invalid-usage"})
+
+
 def own_exception(event: TimelineEvent) -> bool:
     """An exception of the pod's own, not a reaction to another failure. A traceback's header seen without its
     final line (shipped as a document of its own, or cut) names no exception: the final line, read on its own,
     says what failed."""
-    if event.attrs.get("signature") == "python-traceback" and not event.attrs.get("exception"):
+    attrs = event.attrs
+    if attrs.get("signature") in OWN_EXCEPTION_SIGNATURES:
+        return True
+    if attrs.get("signature") == "python-traceback" and not attrs.get("exception") and not attrs.get("file"):
         return False
     text = text_of(event)
     return not any(w in text for w in REACTION_EXCEPTION_WORDS)
@@ -214,7 +228,8 @@ def own_exception(event: TimelineEvent) -> bool:
 def cuda_error_named(event: TimelineEvent) -> bool:
     """A CUDA error that says what failed: "unknown error" (cudaErrorUnknown) is what a GPU lost mid-kernel or a
     driver fault returns as often as anything the code did."""
-    return "unknown error" not in text_of(event)
+    text = text_of(event)
+    return "unknown error" not in text and "cuda_error_unknown" not in text
 
 
 def own_failure(event: TimelineEvent) -> bool:
