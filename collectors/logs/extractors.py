@@ -108,10 +108,11 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
     r'^[ \t]{0,64}File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<func>\S{1,256}))?', re.MULTILINE
 )
 # A traceback's final line: "ExceptionName: message" at the start of a line, or after a log prefix that ends in a
-# delimiter and a blank ("2025-01-11 13:09:40 engine.py:366] ", "[default2]:[rank2]: ", "(pid=42) ", "vllm-1  | ")
-# but never after words ("retrying after ValueError: ..." is no final line); Python's bare "Exception" too.
+# closing bracket or a pipe and a blank ("2025-01-11 13:09:40 engine.py:366] ", "[default2]:[rank2]: ", "(pid=42) ",
+# "vllm-1  | "), never after words ("WARNING: retrying after error: ConnectionError: ..." is no final line, the
+# program went on); Python's bare "Exception" too.
 FINAL = re.compile(
-    r"^(?:[^\n]{0,160}?[\])>|:][ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?"
+    r"^(?:[^\n]{0,160}?[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?"
     r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b)"
     r"(?::[ \t]*(?P<message>.*))?$",
     re.MULTILINE,

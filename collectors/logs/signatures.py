@@ -1907,8 +1907,18 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=FINAL,
         summary="{exception}: {message}",
         wildcards=("?*error", "?*exception", "exception", "?*interrupt", "?*failure"),
-        examples=("KeyError: 'input_ids'", "[rank3]: ValueError: expected sequence of length 4096 at dim 1 (got 4095)"),
-        near_misses=("ERROR: could not connect to the metrics endpoint", "step=100 loss=2.3 error_rate=0.01"),
+        examples=(
+            "KeyError: 'input_ids'",
+            "[rank3]: ValueError: expected sequence of length 4096 at dim 1 (got 4095)",
+            "ERROR 01-11 13:09:40 engine.py:366] RuntimeError: Error in model execution: FlashAttention only supports"
+            " Ampere GPUs or newer.",
+            "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+        ),
+        near_misses=(
+            "ERROR: could not connect to the metrics endpoint",
+            "step=100 loss=2.3 error_rate=0.01",
+            "WARNING:root:Retrying after error: ConnectionError: Connection reset by peer",
+        ),
     ),
 )
 
