@@ -237,9 +237,14 @@ SIGNATURES: tuple[Signature, ...] = (
         # run, what a GPU that dropped off the bus says when the driver tries it again
         name="nvrm-init-failed",
         kind=Kind.GPU_MISSING,
-        pattern=rx(r"NVRM: (?:GPU (?:at )?(?:PCI:)?" + _PCI + r"\.\d:? )?RmInitAdapter failed!"),
+        # (and "osInitNvMapping: *** Cannot attach gpu", the same at the OS layer)
+        pattern=rx(
+            r"NVRM: (?:GPU (?:at )?(?:PCI:)?"
+            + _PCI
+            + r"\.\d:? )?RmInitAdapter failed!|NVRM: osInitNvMapping: \*{3} Cannot attach gpu"
+        ),
         summary="the driver could not initialize a GPU (RmInitAdapter failed)",
-        phrases=("RmInitAdapter failed",),
+        phrases=("RmInitAdapter failed", "Cannot attach gpu"),
         fixed={"text": "GPU failed to initialize (RmInitAdapter failed)"},
         examples=(
             "[   39.147720] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
@@ -255,7 +260,14 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.GPU_XID,
         pattern=rx(
             r"NVRM: [^\n]{0,300}?(?P<status>NV_ERR_RESET_REQUIRED|GspRmAlloc failed: [^\n]{0,300}?\bstatus=0x0{0,6}62\b"
-            r"|Memory Subsystem Error detected|The GPU likely needs to be reset)"
+            r"|Memory Subsystem Error detected|The GPU likely needs to be reset"
+            # the GSP firmware not answering, in the words RM prints with or without an Xid 119 beside them
+            # (kernel_gsp.c: "_issueRpcAndWait: rpcRecvPoll timedout for fn %d", "Back to back GSP RPC timeout
+            # detected! GPU marked for reset", "GSP RM heartbeat timed out", "LibOS heartbeat timed out"), the GPU
+            # firmware not booting ("failed to wait for GFW boot complete"), and a GPU crash dump taken
+            r"|rpcRecvPoll timedout for fn \d{1,4}|Back to back GSP RPC timeout detected|GSP RM heartbeat timed out"
+            r"|LibOS heartbeat timed out|failed to wait for GFW boot complete|A GPU crash dump has been created)"
+            r"|GSP task watchdog timeout @ pc:"
             # amdgpu's RAS: "{%llu}uncorrectable hardware error(%s) detected!"
             r"|amdgpu [0-9a-fA-F:.]{7,16}: \{\d{1,12}\}uncorrectable hardware error\(\w{1,64}\) detected"
         ),
@@ -264,6 +276,12 @@ SIGNATURES: tuple[Signature, ...] = (
             "NV_ERR_RESET_REQUIRED",
             "GspRmAlloc failed",
             "Memory Subsystem Error detected",
+            "rpcRecvPoll timedout",
+            "Back to back GSP RPC timeout",
+            "heartbeat timed out",
+            "failed to wait for GFW boot complete",
+            "A GPU crash dump has been created",
+            "GSP task watchdog timeout",
             "The GPU likely needs to be reset",
             "uncorrectable hardware error",
         ),
@@ -279,6 +297,12 @@ SIGNATURES: tuple[Signature, ...] = (
             "NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:9b:00 (printing 1 of every 30).  The GPU"
             " likely needs to be reset.",
             "amdgpu 0000:1c:00.0: {1}uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!",
+            "kernel: [612947.633642] NVRM: _issueRpcAndWait: rpcRecvPoll timedout for fn 76!",
+            "NVRM: nvAssertFailedNoLog: Assertion failed: Back to back GSP RPC timeout detected! GPU marked for reset @"
+            " kernel_gsp.c:2387",
+            "NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out",
+            "Aug 07 17:19:18 ubuntu kernel: GSP task watchdog timeout @ pc:0x1250c5c, partition:2#0, task:3",
+            "[Tue Apr  9 01:21:38 2024] NVRM: A GPU crash dump has been created. If possible, please run",
         ),
         near_misses=(
             "NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClass=0x0000c86f; paramsStatus=0x00000051; status=0x00000051",
@@ -923,6 +947,63 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("shared memory per block: 101376 bytes (out of resource checks enabled)",),
     ),
     Signature(
+        # CUDA refusing to start because the node's NVSwitch fabric is not up (cudaErrorSystemNotReady, 802,
+        # "system not yet initialized": the fabric manager not running or not done on an HGX node): the node's
+        # NVLink fabric, whoever prints it (torch's CUDA init warning, THC, the samples, ggml)
+        name="nvlink-fabric-not-ready",
+        kind=Kind.NVLINK_ERROR,
+        # (the string only where CUDA or the GPU is named before it: "system not yet initialized" alone is any
+        # program's)
+        pattern=rx(
+            r"(?:802|CUDA|cuda|gpu)[^\n]{0,200}?(?P<error>system not yet initialized)|(?P<code>cudaErrorSystemNotReady"
+            r"|CUDA_ERROR_SYSTEM_NOT_READY)"
+        ),
+        summary="the node's NVLink fabric is not up (CUDA error 802: system not yet initialized)",
+        phrases=("system not yet initialized", "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY"),
+        fixed={"counter": "fabric not ready"},
+        examples=(
+            "RuntimeError: cuda runtime error (802) : system not yet initialized at"
+            " /opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50",
+            'CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"',
+        ),
+        near_misses=("the metrics system is not yet ready, retrying",),
+    ),
+    Signature(
+        # TensorFlow's allocator trying a large block and falling back ("I ... cuda_driver.cc:801] failed to
+        # allocate 7.81G (8387559424 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory"): it goes on with a
+        # smaller one; a real OOM ends in ResourceExhaustedError
+        name="tf-allocator-retry",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"failed to allocate [\d.]{1,10}[KMGT]? \(\d{1,15} bytes\) from device: CUDA_ERROR_OUT_OF_MEMORY"),
+        summary="TensorFlow's allocator retried a smaller block: {line}",
+        phrases=("from device: CUDA_ERROR_OUT_OF_MEMORY",),
+        extract=whole,
+        examples=(
+            "I tensorflow/stream_executor/cuda/cuda_driver.cc:801] failed to allocate 7.81G (8387559424 bytes) from"
+            " device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        ),
+        near_misses=("CUDA_ERROR_OUT_OF_MEMORY: out of memory",),
+    ),
+    Signature(
+        # the launcher of torch.distributed.launch (<1.9) or a script reporting a worker killed by a signal
+        # ("subprocess.CalledProcessError: Command '[...]' died with <Signals.SIGKILL: 9>."): someone killed it,
+        # which says nothing of who (an exit status is the rank's own failure, read as the exception it is)
+        name="worker-killed-by-signal",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"CalledProcessError: Command [^\n]{1,4000}? died with <Signals\.(?P<signal>SIG[A-Z]{2,8}): \d{1,2}>"
+        ),
+        summary="a worker was killed by {signal}",
+        phrases=("died with",),
+        examples=(
+            "subprocess.CalledProcessError: Command '['/root/miniconda3/bin/python', '-u', 'basicsr/train.py',"
+            " '--local_rank=0']' died with <Signals.SIGKILL: 9>.",
+        ),
+        near_misses=(
+            "subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 1.",
+        ),
+    ),
+    Signature(
         # a Python warning (warnings.showwarning: "%s:%s: %s: %s", "file.py:46: UserWarning: ...") quotes what it
         # warns about and the program goes on ("UserWarning: [Errno 28] No space left on device.  joblib will
         # operate in serial mode"): none of the failures below
@@ -1459,6 +1540,22 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
     ),
     Signature(
+        # an NVSwitch's fatal error (nvswitch driver "nvidia-nvswitch%d: SXid (PCI:%s): %d, Fatal, Link %d ..."):
+        # the node's NVLink fabric, every GPU on it; non-fatal SXids are corrected
+        name="nvswitch-fatal-sxid",
+        kind=Kind.NVLINK_ERROR,
+        pattern=rx(r"nvidia-nvswitch\d{1,2}: SXid \(PCI:[0-9a-fA-F:.]{7,16}\): (?P<sxid>\d{1,6}), Fatal\b"),
+        summary="NVSwitch fatal error SXid {sxid}: {line}",
+        phrases=("SXid",),
+        convert={"sxid": int},
+        fixed={"counter": "nvswitch sxid"},
+        extract=whole,
+        examples=("[6781753.400584] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",),
+        near_misses=(
+            "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error",
+        ),
+    ),
+    Signature(
         # IPoIB's transmit timeout (ipoib_main.c ipoib_timeout: "transmit timeout: latency %d msecs")
         name="ipoib-transmit-timeout",
         kind=Kind.NETWORK_ERROR,
@@ -1847,9 +1944,12 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LOG_LINE,
         pattern=rx(
             r"RendezvousConnectionError|The client socket has timed out after \d{1,6}s? while trying to connect"
+            # c10d's store-based barrier missing ranks ("Timed out initializing process group in store based
+            # barrier on rank: %d, for key: %s (world_size=%d, worker_count=%d, timeout=%s)")
+            r"|Timed out initializing process group in store based barrier"
         ),
         summary="could not reach the rendezvous store: {line}",
-        phrases=("RendezvousConnectionError", "The client socket has timed out after"),
+        phrases=("RendezvousConnectionError", "The client socket has timed out after", "store based barrier"),
         severity=Severity.WARNING,
         extract=whole,
         examples=(

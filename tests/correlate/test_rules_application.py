@@ -33,6 +33,15 @@ def test_a_cuda_unknown_error_alone_is_no_application_error():
     assert v.cause == "unknown"
 
 
+def test_cuda_deinitialized_at_exit_is_no_cause():
+    # TensorFlow polling an event while the process exits: the driver is shutting down with it
+    v = single(
+        ev(Kind.CUDA_ERROR, at(50), P, N, source="logs", error="deinitialized", cuda_code="CUDA_ERROR_DEINITIALIZED"),
+        exited(P, N, at(50, 5), 134),
+    )
+    assert v.cause != "application-error"
+
+
 def test_a_torchrun_failure_record_without_its_header_is_the_ranks_own_crash():
     v = single(
         ev(Kind.LAUNCHER_TEARDOWN, at(50), P, N, source="logs", signature="torchelastic-failure-record", exit_code=-11),
