@@ -253,7 +253,7 @@ def relayed(_match: re.Match[str], text: str) -> Mapping[str, Any]:
 # nodes (M pods) <node>/<type>/<capacity>" and v1's "disrupted-nodes":[{"Node":{"name":...}}], its interruption
 # message's "Node": {"name": ...}, aws-node-termination-handler's "NodeName":"..." and node-name=...
 _TARGET_NODES = (
-    re.compile(r"([\w.-]{1,253})/[\w.-]{1,64}/(?:spot|on-demand|reserved)\b"),
+    re.compile(r"(?<![\w.-])([\w.-]{1,253})/[\w.-]{1,64}/(?:spot|on-demand|reserved)\b"),  # a name's start only
     re.compile(r'"Node":\s{0,4}\{\s{0,4}"name":\s{0,4}"([^"\s]{1,253})"'),
     re.compile(r'"NodeName":\s{0,4}"([^"\s]{1,253})"'),
     re.compile(r'"node":\s{0,4}"([^"\s]{1,253})"'),  # Karpenter v0.2x-0.3x structured fields
