@@ -1004,20 +1004,24 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
-        # a Python warning (warnings.showwarning: "%s:%s: %s: %s", "file.py:46: UserWarning: ...") quotes what it
-        # warns about and the program goes on ("UserWarning: [Errno 28] No space left on device.  joblib will
-        # operate in serial mode"): none of the failures below
+        # a Python warning (warnings.showwarning: "%s:%s: %s: %s", "file.py:46: UserWarning: ...") quoting an OS
+        # error it went on from ("UserWarning: [Errno 28] No space left on device.  joblib will operate in serial
+        # mode"): not the storage failure below. Only those: every warning fetched would crowd a pod's signature
+        # lines (capped per pod) with lines that decide nothing.
         name="python-warning",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"\.py:\d{1,6}: [A-Z][A-Za-z]{0,40}Warning: "),
+        pattern=rx(r"\.py:\d{1,6}: [A-Z][A-Za-z]{0,40}Warning: \[Errno \d{1,3}\]"),
         summary="a Python warning: {line}",
-        wildcards=("?*warning",),
+        phrases=("Errno",),
         extract=whole,
         examples=(
             "/site-packages/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] No space left on device."
             "  joblib will operate in serial mode",
         ),
-        near_misses=("train.py:46: saving checkpoint (UserWarning count 0)",),
+        near_misses=(
+            "train.py:46: saving checkpoint (UserWarning count 0)",
+            "train.py:46: UserWarning: the default value of use_reentrant will change",
+        ),
     ),
     Signature(
         # the run's storage and data sources failing under it: the OS's EIO / ENOSPC / ENOTCONN / ESTALE in any
