@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from whathappened.collectors.logs.extractors import target_nodes
+from whathappened.collectors.logs.extractors import named_nodes
 
 from synth.common import end, training_chatter
 from synth.ids import Ids
@@ -133,13 +133,9 @@ def _as_the_pods_cgroup(text: str, uid: str) -> str:
 def _about_this_node(text: str, node: str) -> str:
     """A node agent's line about the incident's node: the nodes a controller's line names (Karpenter's, the
     termination handler's) are that node, as on the real cluster."""
-    named = target_nodes(_WHOLE.match(text), text).get("nodes", "")  # type: ignore[arg-type]
-    for name in str(named).split():
+    for name in named_nodes(text):
         text = text.replace(name, node)
     return text
-
-
-_WHOLE = re.compile(r"(?s).*")
 
 
 def _fields(text: str) -> dict[str, str]:

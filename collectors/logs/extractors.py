@@ -261,13 +261,15 @@ _TARGET_NODES = (
 )
 
 
+def named_nodes(text: str) -> tuple[str, ...]:
+    """The nodes a controller's line names, each once, in the order found."""
+    return tuple(dict.fromkeys(name for regex in _TARGET_NODES for name in regex.findall(text)))
+
+
 def target_nodes(match: re.Match[str], text: str) -> Mapping[str, Any]:
     """``nodes``: the nodes the line names, space-separated, with the whole line."""
-    names = dict.fromkeys(name for regex in _TARGET_NODES for name in regex.findall(text))
-    found: dict[str, Any] = {"line": match.group(0)}
-    if names:
-        found["nodes"] = " ".join(names)
-    return found
+    names = named_nodes(text)
+    return {"line": match.group(0), "nodes": " ".join(names)} if names else {"line": match.group(0)}
 
 
 def whole(match: re.Match[str], _text: str) -> Mapping[str, Any]:

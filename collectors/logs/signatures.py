@@ -159,21 +159,39 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         # The GPU System Processor (R510+ GSP firmware): RM's heartbeat check ("NVRM: GPU%d %s: Heartbeat timed
         # out, ...", kernel_gsp.c, the Xid 119 family) and its crash report banner ("kgspHealthCheck_<chip>:
-        # ***** GSP-CrashCat Report *****" / "GSP Error", with Xid 120 after it in the same report).
+        # ***** GSP-CrashCat Report *****" / "GSP Error", with Xid 120 after it in the same report); the GSP not
+        # answering in the words RM prints with or without an Xid 119 beside them ("_issueRpcAndWait: rpcRecvPoll
+        # timedout for fn %d", "Back to back GSP RPC timeout detected! GPU marked for reset", "GSP RM heartbeat timed
+        # out", "LibOS heartbeat timed out", the firmware's own "GSP task watchdog timeout @ pc:...").
         name="nvrm-gsp-fault",
         kind=Kind.GPU_XID,
         pattern=rx(
             r"NVRM: (?:GPU(?P<rm_gpu>\d{1,2}) )?_?kgsp(?:IsHeartbeatTimedOut|HealthCheck_\w{1,16}): "
             r"(?P<text>Heartbeat timed out|\*{3,80} ?GSP[^\n*]{0,60})"
+            r"|NVRM: [^\n]{0,200}?(?P<rpc>rpcRecvPoll timedout for fn \d{1,4}|Back to back GSP RPC timeout detected"
+            r"|GSP RM heartbeat timed out|LibOS heartbeat timed out)"
+            r"|(?P<watchdog>GSP task watchdog timeout) @ pc:"
         ),
         summary="GSP firmware fault on a GPU: {text}",
-        phrases=("Heartbeat timed out",),  # the analyzer keeps "_kgspIsHeartbeatTimedOut:" as one token
+        # the analyzer keeps "_kgspIsHeartbeatTimedOut:" as one token
+        phrases=(
+            "Heartbeat timed out",
+            "rpcRecvPoll timedout",
+            "Back to back GSP RPC timeout",
+            "GSP task watchdog timeout",
+        ),
         wildcards=("kgsphealthcheck*",),
         fixed={"xid": 119},
+        extract=lambda m, _t: {"text": m.group("text") or m.group("rpc") or m.group("watchdog")},
         examples=(
             "[   24.302465] NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 812751949 heartbeat"
             " 1899482",
             "NVRM: kgspHealthCheck_TU102: ****************************** GSP-CrashCat Report ***************",
+            "kernel: [612947.633642] NVRM: _issueRpcAndWait: rpcRecvPoll timedout for fn 76!",
+            "NVRM: nvAssertFailedNoLog: Assertion failed: Back to back GSP RPC timeout detected! GPU marked for reset @"
+            " kernel_gsp.c:2387",
+            "NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out",
+            "Aug 07 17:19:18 ubuntu kernel: GSP task watchdog timeout @ pc:0x1250c5c, partition:2#0, task:3",
         ),
         near_misses=("NVRM: GPU6 kgspInitRm: GSP-RM firmware loaded, heartbeat every 2000 ms",),
     ),
@@ -254,20 +272,15 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # RM reporting a GPU that must be reset before it can work again, by the status it returns
-        # (NV_ERR_RESET_REQUIRED, 0x62: assertions and failed GSP RPCs print it), and the memory subsystem's own
-        # error after a bus flush timed out (kgmmuCheckMemSubsysError): hardware faults the Xid may not carry
+        # (NV_ERR_RESET_REQUIRED, 0x62: assertions and failed GSP RPCs print it), the memory subsystem's own error
+        # after a bus flush timed out (kgmmuCheckMemSubsysError), the GPU firmware not booting ("failed to wait for
+        # GFW boot complete") and a GPU crash dump taken: hardware faults the Xid may not carry
         name="nvrm-gpu-needs-reset",
         kind=Kind.GPU_XID,
         pattern=rx(
             r"NVRM: [^\n]{0,300}?(?P<status>NV_ERR_RESET_REQUIRED|GspRmAlloc failed: [^\n]{0,300}?\bstatus=0x0{0,6}62\b"
-            r"|Memory Subsystem Error detected|The GPU likely needs to be reset"
-            # the GSP firmware not answering, in the words RM prints with or without an Xid 119 beside them
-            # (kernel_gsp.c: "_issueRpcAndWait: rpcRecvPoll timedout for fn %d", "Back to back GSP RPC timeout
-            # detected! GPU marked for reset", "GSP RM heartbeat timed out", "LibOS heartbeat timed out"), the GPU
-            # firmware not booting ("failed to wait for GFW boot complete"), and a GPU crash dump taken
-            r"|rpcRecvPoll timedout for fn \d{1,4}|Back to back GSP RPC timeout detected|GSP RM heartbeat timed out"
-            r"|LibOS heartbeat timed out|failed to wait for GFW boot complete|A GPU crash dump has been created)"
-            r"|GSP task watchdog timeout @ pc:"
+            r"|Memory Subsystem Error detected|The GPU likely needs to be reset|failed to wait for GFW boot complete"
+            r"|A GPU crash dump has been created)"
             # amdgpu's RAS: "{%llu}uncorrectable hardware error(%s) detected!"
             r"|amdgpu [0-9a-fA-F:.]{7,16}: \{\d{1,12}\}uncorrectable hardware error\(\w{1,64}\) detected"
         ),
@@ -276,12 +289,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "NV_ERR_RESET_REQUIRED",
             "GspRmAlloc failed",
             "Memory Subsystem Error detected",
-            "rpcRecvPoll timedout",
-            "Back to back GSP RPC timeout",
-            "heartbeat timed out",
             "failed to wait for GFW boot complete",
             "A GPU crash dump has been created",
-            "GSP task watchdog timeout",
             "The GPU likely needs to be reset",
             "uncorrectable hardware error",
         ),
@@ -297,11 +306,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:9b:00 (printing 1 of every 30).  The GPU"
             " likely needs to be reset.",
             "amdgpu 0000:1c:00.0: {1}uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!",
-            "kernel: [612947.633642] NVRM: _issueRpcAndWait: rpcRecvPoll timedout for fn 76!",
-            "NVRM: nvAssertFailedNoLog: Assertion failed: Back to back GSP RPC timeout detected! GPU marked for reset @"
-            " kernel_gsp.c:2387",
-            "NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out",
-            "Aug 07 17:19:18 ubuntu kernel: GSP task watchdog timeout @ pc:0x1250c5c, partition:2#0, task:3",
+            "kernel: NVRM: kgspWaitForGfwBootOk_TU102: failed to wait for GFW boot complete: 0x55 VBIOS version"
+            " 95.04.69.40.36",
             "[Tue Apr  9 01:21:38 2024] NVRM: A GPU crash dump has been created. If possible, please run",
         ),
         near_misses=(

@@ -61,6 +61,7 @@ NODE_DISRUPTIONS = frozenset(
     }
 )
 NOTICE_KINDS = frozenset({Kind.MAINTENANCE_NOTICE, Kind.SPOT_INTERRUPTION, Kind.NODE_CONDITION, Kind.NODE_TAINTED})
+REBALANCE = frozenset({Kind.REBALANCE_RECOMMENDATION})
 
 
 def host_maintenance(case: Case, rule: Rule) -> Finding | None:
@@ -81,9 +82,6 @@ def spot_interruption(case: Case, rule: Rule) -> Finding | None:
         rebalance = case.find(REBALANCE, NODE, SPOT_LOOKBACK, SKEW)
         finding = _notice_chain(case, rule, rebalance, timed=False)
     return finding
-
-
-REBALANCE = frozenset({Kind.REBALANCE_RECOMMENDATION})
 
 
 def _notice_chain(case: Case, rule: Rule, notices: tuple[int, ...], timed: bool = True) -> Finding | None:

@@ -225,16 +225,16 @@ def own_exception(event: TimelineEvent) -> bool:
     return not any(w in text for w in REACTION_EXCEPTION_WORDS)
 
 
+# cudaErrorUnknown in both spellings, and the driver shutting down with the process (CUDA_ERROR_DEINITIALIZED,
+# "driver shutting down"): no cause
+_UNNAMED_CUDA = ("unknown error", "cuda_error_unknown", "cuda_error_deinitialized", "driver shutting down")
+
+
 def cuda_error_named(event: TimelineEvent) -> bool:
     """A CUDA error that says what failed: "unknown error" (cudaErrorUnknown) is what a GPU lost mid-kernel or a
     driver fault returns as often as anything the code did."""
     text = text_of(event)
     return not any(w in text for w in _UNNAMED_CUDA)
-
-
-# cudaErrorUnknown in both spellings, and the driver shutting down with the process (CUDA_ERROR_DEINITIALIZED,
-# "driver shutting down"): no cause
-_UNNAMED_CUDA = ("unknown error", "cuda_error_unknown", "cuda_error_deinitialized", "driver shutting down")
 
 
 def own_failure(event: TimelineEvent) -> bool:
