@@ -50,6 +50,12 @@ NODE_REASONS = frozenset(
 # NVSentinel's health watches are node conditions ("GpuXidWatchIsNotHealthy", "GpuAllWatchIsNotHealthy", ...)
 NODE_REASON_SUFFIX = "WatchIsNotHealthy"
 JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
+FINISHED_REASONS = frozenset({"Completed", "Succeeded"})
+# the topology manager's reason was "Topology Affinity Error" before 1.18
+ADMISSION_REASONS = frozenset(
+    {"UnexpectedAdmissionError", "NodeAffinity", "TopologyAffinityError", "Topology Affinity Error"}
+)
+_ADMISSION_MESSAGE = re.compile(r"^\s*(?:Pod was rejected: |Pod )?Allocate failed due to")
 # Events only a pod that never ran gets (the scheduler's, and cluster-autoscaler's about a pending pod)
 NEVER_RAN_REASONS = frozenset({"FailedScheduling", "NotTriggerScaleUp"})
 # kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message; get's object column
@@ -59,7 +65,8 @@ _ROW = re.compile(
     r"^\s*(?:\S+\s+){0,5}?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|"
     r"(?P<object>pod|node|nodeclaim|job)/\S+\s+|)(?P<message>\S[^\n]*)$"
 )
-_FIELD = re.compile(r"""^\s*"?(?P<key>[Mm]essage|[Rr]eason|Exit Code|exitCode)"?\s*:\s*(?P<value>.*?),?\s*$""")
+_FIELD = re.compile(r"""^\s*"?(?P<key>[Mm]essage|[Rr]eason|Exit Code|exitCode|Status)"?\s*:\s*(?P<value>.*?),?\s*$""")
+_BLOCK_SCALAR = re.compile(r"^[>|][-+]?$")  # YAML's folded or literal block: the value is on the lines below
 
 
 @dataclass(frozen=True)
@@ -149,10 +156,24 @@ def _fields(text: str) -> dict[str, str]:
             continue
         key = {"Exit Code": "exit", "exitCode": "exit"}.get(match["key"], match["key"].lower())
         value = match["value"]
-        if value.startswith("'") and not value.endswith("'"):
+        if _BLOCK_SCALAR.match(value):
+            indent = len(raw) - len(raw.lstrip())
+            below = [part for part in lines[i + 1 :] if part.strip()]
+            block = [part.strip() for part in _indented_more(below, indent)]
+            value = " ".join(block)
+        elif value.startswith("'") and not value.endswith("'"):
             value += " " + " ".join(part.strip() for part in lines[i + 1 : i + 3] if not _FIELD.match(part))
         found.setdefault(key, value.strip("'\" ,;}"))
     return found
+
+
+def _indented_more(lines: list[str], indent: int) -> list[str]:
+    taken = []
+    for part in lines:
+        if len(part) - len(part.lstrip()) <= indent:
+            break
+        taken.append(part)
+    return taken
 
 
 def _ended_state(text: str) -> dict[str, str]:
@@ -213,16 +234,20 @@ def _on_the_node(reason: str) -> bool:
     return reason in NODE_REASONS or reason.endswith(NODE_REASON_SUFFIX)
 
 
-def _refused_at_admission(reason: str) -> bool:
-    """The kubelet's admission refusals: the pod is bound to the node and fails there before any container runs."""
-    return reason.startswith("OutOf") or reason in ("UnexpectedAdmissionError", "NodeAffinity")
+def _refused_at_admission(reason: str, text: str) -> bool:
+    """The kubelet's admission refusals: the pod is bound to the node and fails there before any container runs
+    (a status quoted without its reason says so in its message)."""
+    if not reason:
+        return _ADMISSION_MESSAGE.search(text) is not None
+    return reason.startswith("OutOf") or reason in ADMISSION_REASONS
 
 
 def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: datetime) -> None:
     reason = line.k8s_reason or ""
     fields = _fields(line.text)
-    if _refused_at_admission(reason):
+    if _refused_at_admission(reason, line.text):
         message = _event_row(line.text, reason) if line.where == "k8s-event" else fields.get("message") or line.text
+        reason = reason or "UnexpectedAdmissionError"
         pod.scheduled, pod.started, pod.ready, pod.final_phase = t - timedelta(seconds=2), None, False, "Failed"
         pod.status_reason, pod.status_message = reason, message.strip()
         rec.events = [e for e in rec.events if e.name != pod.name]
@@ -260,12 +285,19 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
             rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "kubelet"))
         end(pod, t + timedelta(seconds=5), 1)
         return
+    if line.where == "container-status" and line.text.lstrip().startswith("Init Containers:"):
+        end(pod, t + timedelta(seconds=5), 1)  # an init container's state: it ran before the pod's own container
+        return
     if line.where == "container-status":
         fields = _ended_state(line.text)
         code = int(fields["exit"]) if fields.get("exit", "").lstrip("-").isdigit() else 1
         end(pod, t + timedelta(seconds=5), code, fields.get("reason") or reason or "Error")
         return
     message = fields.get("message") or line.text.strip()
+    if reason in FINISHED_REASONS or fields.get("status") == "Succeeded":
+        # kubectl's STATUS "Completed" or describe's "Status: Succeeded": every container exited 0
+        end(pod, t + timedelta(seconds=5), 0, "Completed", "Succeeded")
+        return
     if reason == "Unschedulable":  # the PodScheduled condition of a pod the scheduler could not place
         pod.node, pod.scheduled, pod.started, pod.ready = None, None, None, False
         pod.unschedulable_message = message

@@ -140,6 +140,9 @@ AGENT_LINES = {
     "trap-h4-nma-interfacenotup-nodelocaldns-dummy": "eks-node-monitoring-agent",
     "h4-nvsentinel-syslog-monitor-healthy-after-gpu-reset": "nvsentinel-syslog-health-monitor",
     "i4-nth-asg-lifecycle-requesting-drain": "aws-node-termination-handler",
+    "spot-k1-nth-aemm-got-interruption-event-2020": "aws-node-termination-handler",
+    "spot-k1-karpenter-stern-json-removing-offering-g4dn": "karpenter",
+    "trap-k1-nth-imds-rebalance-event-store-wrapped": "aws-node-termination-handler",
 }
 
 

@@ -100,8 +100,11 @@ REASONS: dict[str, Reason] = {
         ),
     ),
     # "%s probe errored: %v": the kubelet could not run the probe and throws the result away (prober worker):
-    # no failure counted, no restart; "%s probe failed: %s" is the one that counts
-    "Unhealthy": Reason(Kind.PROBE_FAILED, refine=_rx((r"^\w+ probe errored", Kind.KUBE_EVENT))),
+    # no failure counted, no restart; "%s probe failed: %s" is the one that counts (anywhere in the message: an
+    # archiver or an old kubectl may put its source column before it)
+    "Unhealthy": Reason(
+        Kind.PROBE_FAILED, refine=_rx((r"\b(?:liveness|readiness|startup) probe errored", Kind.KUBE_EVENT))
+    ),
     "OOMKilled": Reason(Kind.OOM_KILLED),
     # --- pod endings ---
     # the kubelet's pressure eviction; Karpenter (drift, consolidation) writes "Evicted pod: <node> drifted" for

@@ -369,6 +369,45 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("memory: usage 524092kB, limit 9007199254740988kB, failcnt 0",),
     ),
     Signature(
+        # Slurm's step daemon after the job's memory cgroup killed a task (task/cgroup plugin): "Detected %u
+        # oom-kill event(s) in %ps. Some of your processes may have been killed by the cgroup out-of-memory handler."
+        # (20.x+; "Detected %u oom_kill event(s) in step %u.%u cgroup" before), srun's "task %d: Out Of Memory", as
+        # Slurm-on-Kubernetes pods print them
+        name="slurm-oom-kill",
+        kind=Kind.OOM_KILLED,
+        pattern=rx(
+            r"Detected (?P<kills>\d{1,6}) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<step>[\w.]{1,64})"
+            r"|srun: error: [^\n]{1,200}?: tasks? [\d,-]{1,64}: Out Of Memory"
+        ),
+        summary="Slurm: the job's memory cgroup killed its tasks (out of memory)",
+        phrases=("oom kill", "oom_kill", "Out Of Memory"),  # "oom_kill" is one token to the standard analyzer
+        convert={"kills": int},
+        examples=(
+            "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=37205392.0. Some of your processes may have"
+            " been killed by the cgroup out-of-memory handler.",
+            "slurmstepd: error: Detected 2 oom_kill events in StepId=JOBID.13. Some of the step tasks have been OOM"
+            " Killed.",
+            "srun: error: node107: task 0: Out Of Memory",
+        ),
+        near_misses=("slurmstepd: error: Detected 0 oom-kill events: memory enforcement disabled",),
+    ),
+    Signature(
+        # Ray's memory monitor killing a worker when its node (on Kubernetes: its pod's memory) passed the usage
+        # threshold (ray.exceptions.OutOfMemoryError, 2.2+: "Task was killed due to the node running low on
+        # memory.", "Ray killed this worker ... because it was the most recently scheduled task")
+        name="ray-memory-monitor-kill",
+        kind=Kind.OOM_KILLED,
+        pattern=rx(r"(?:Task|Actor) was killed due to the node running low on memory"),
+        summary="Ray: the memory monitor killed a worker (the node ran low on memory)",
+        phrases=("killed due to the node running low on memory",),
+        examples=(
+            "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\nMemory on the"
+            " node (IP: 172.31.69.247) where the task was running was 54.86GB / 57.60GB (0.952354), which exceeds"
+            " the memory usage threshold of 0.95.",
+        ),
+        near_misses=("ray.exceptions.OutOfMemoryError: node memory is fine, the task ran out of GPU memory",),
+    ),
+    Signature(
         # the kill's one-line summary (mm/oom_kill.c dump_oom_summary, 4.19+): "oom-kill:constraint=%s,nodemask=..,
         # cpuset=..,mems_allowed=..,oom_memcg=..,task_memcg=..,task=%s,pid=%d,uid=%d", kept when the "Killed
         # process" line that follows it is not (rate limits, a log shipper's line cut)
@@ -1321,21 +1360,46 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("[INFO] [launch.py:131:sigkill_handler] Killing subprocess 250621",),
     ),
     Signature(
+        # Lightning's subprocess launcher watching its local ranks (_ChildProcessObserver): "Child process with PID
+        # %d terminated with code %d. Forcefully terminating all other processes to avoid zombies": the pod's own
+        # rank, as torchrun's summary above
+        name="lightning-child-failed",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"Child process with PID (?P<pid>\d{1,9}) terminated with code (?P<exit_code>-?\d{1,4})\. Forcefully"
+            r" terminating all other processes"
+        ),
+        summary="Lightning: local rank process {pid} exited with code {exit_code}",
+        phrases=("Forcefully terminating all other processes",),
+        convert={"pid": int, "exit_code": int},
+        examples=(
+            "Child process with PID 652 terminated with code 1. Forcefully terminating all other processes to avoid"
+            " zombies",
+        ),
+        near_misses=("Child process with PID 652 started",),
+    ),
+    Signature(
         name="torchelastic-closing-workers",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
             r"Sending process (?P<pid>\d+) closing signal (?:Signals\.)?(?P<signal>SIG[A-Z]+)"
             r"|Closing process (?P<pid2>\d+) via signal (?:Signals\.)?(?P<signal2>SIG[A-Z]+)"
+            # the same teardown escalated when a worker ignored it (api.py _close: "Unable to shutdown process %s via
+            # %s, forcefully exiting via %s")
+            r"|Unable to shutdown process (?P<pid3>\d+) via (?:Signals\.)?SIG[A-Z]+, forcefully exiting via"
+            r" (?:Signals\.)?(?P<signal3>SIG[A-Z]+)"
         ),
         summary="launcher is stopping worker process {pid} with {signal}",
-        phrases=("closing signal", "via signal"),
+        phrases=("closing signal", "via signal", "forcefully exiting via"),
         extract=lambda m, _t: {
-            "pid": int(m.group("pid") or m.group("pid2")),
-            "signal": m.group("signal") or m.group("signal2"),
+            "pid": int(m.group("pid") or m.group("pid2") or m.group("pid3")),
+            "signal": m.group("signal") or m.group("signal2") or m.group("signal3"),
         },
         examples=(
             "torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 901 closing signal SIGTERM",
             "torch.distributed.elastic.multiprocessing.api: [WARNING] Closing process 2211 via signal SIGTERM",
+            "torch.distributed.elastic.multiprocessing.api: [WARNING] Unable to shutdown process 264 via"
+            " Signals.SIGTERM, forcefully exiting via Signals.SIGKILL",
         ),
         near_misses=("dataloader worker 3 exited after closing its file",),
     ),
@@ -1343,14 +1407,37 @@ SIGNATURES: tuple[Signature, ...] = (
         name="mpirun-rank-exited",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
-            r"mpirun noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\S{1,32}) on node (?P<host>\S+)"
-            r" exited on signal (?P<signal>\d+)"
+            r"mpirun noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\S{1,32}) on node"
+            r"(?: (?P<host>(?!exited )\S{1,253}))? exited on signal (?P<signal>\d+)"
         ),
         summary="mpirun: rank {failed_rank} on {host} exited on signal {signal}",
         phrases=("mpirun noticed that process rank",),
         convert={"failed_rank": int, "pid": pid, "signal": int},
-        examples=("mpirun noticed that process rank 3 with PID 1234 on node gpu-node-7 exited on signal 9 (Killed).",),
+        examples=(
+            "mpirun noticed that process rank 3 with PID 1234 on node gpu-node-7 exited on signal 9 (Killed).",
+            "mpirun noticed that process rank 0 with PID 0 on node exited on signal 4 (Illegal instruction).",
+        ),
         near_misses=("mpirun: process rank 3 with PID 1234 started on node gpu-node-7",),
+    ),
+    Signature(
+        # Open MPI telling a rank that a peer is gone: the BTL's "An MPI communication peer process has unexpectedly
+        # disconnected." (help-mpi-btl-tcp.txt), ORTE's "ORTE has lost communication with a remote daemon." (3.x+)
+        # and "ORTE has lost communication with its daemon located on node:" (1.x-2.x): reactions to another rank
+        name="mpi-peer-lost",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"An MPI communication peer process has\s{1,4}unexpectedly disconnected"
+            r"|ORTE has lost communication with (?:a remote daemon|its daemon located on node)"
+        ),
+        summary="Open MPI: a peer process or its node's daemon was lost",
+        phrases=("peer process has unexpectedly disconnected", "ORTE has lost communication with"),
+        examples=(
+            "An MPI communication peer process has unexpectedly disconnected.  This\nusually indicates a failure in"
+            " the peer process (e.g., a crash or\notherwise exiting without calling MPI_FINALIZE first).",
+            "ORTE has lost communication with a remote daemon.\n\n  HNP daemon   : [[43015,0],0] on node launcher",
+            " ORTE has lost communication with its daemon located on node:\n\n   hostname:  ip-10-15-20-17",
+        ),
+        near_misses=("ORTE has established communication with a remote daemon",),
     ),
     Signature(
         name="mpirun-nonzero-exit",
@@ -1616,6 +1703,24 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("monitoring for SPOT_ITN events is disabled (enableSpotInterruptionDraining=false)",),
     ),
     Signature(
+        # EC2's instance metadata spot/instance-action document ({"action": "terminate"|"stop"|"hibernate", "time":
+        # "..."}, two minutes ahead) as an agent or a script polling it prints it, quoted or JSON-escaped
+        name="ec2-spot-instance-action",
+        kind=Kind.SPOT_INTERRUPTION,
+        pattern=rx(
+            r"""\\?"action\\?" ?: ?\\?"(?P<action>terminate|stop|hibernate)\\?", ?\\?"time\\?" ?: ?\\?"\d{4}-"""
+        ),
+        summary="EC2 spot interruption notice: {action}",
+        phrases=("action terminate time", "action stop time", "action hibernate time"),
+        fixed={"provider": "aws", "event_type": "spot-interruption"},
+        examples=(
+            '{"level":"warn","message":"Spot interruption payload received: {\\"action\\":\\"terminate\\",'
+            '\\"time\\":\\"2025-03-31T16:34:24Z\\"}"}',
+            '{"action": "stop", "time": "2017-09-18T08:22:00Z"}',
+        ),
+        near_misses=('{"action": "CordonAndDrain", "time": "2023-06-12T11:47:23Z"}',),
+    ),
+    Signature(
         name="nth-scheduled-event",
         kind=Kind.MAINTENANCE_NOTICE,
         pattern=rx(
@@ -1764,15 +1869,77 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # Slurm's step daemon cancelling the job at its time limit (slurmstepd: "*** JOB %u ON %s CANCELLED AT %s
+        # DUE TO TIME LIMIT ***", also for a STEP): the job's deadline, as a Slurm-on-Kubernetes pod prints it
+        name="slurm-time-limit",
+        kind=Kind.DEADLINE_EXCEEDED,
+        pattern=rx(r"\*\*\* (?:JOB|STEP) [\w.]{1,64} ON \S{1,128} CANCELLED AT \S{1,40} DUE TO TIME LIMIT \*\*\*"),
+        summary="Slurm cancelled the job at its time limit",
+        phrases=("DUE TO TIME LIMIT",),
+        fixed={"reason": "DeadlineExceeded"},
+        examples=(
+            "slurmstepd: error: *** JOB 13055114 ON compute-h-17-51 CANCELLED AT 2020-07-11T22:48:26 DUE TO TIME"
+            " LIMIT ***",
+        ),
+        near_misses=("slurmstepd: error: *** JOB 13055114 ON compute-h-17-51 CANCELLED AT 2020-07-11T22:48:26 ***",),
+    ),
+    Signature(
+        # ... and for a job of higher priority ("... DUE TO PREEMPTION ***"): the scheduler's preemption
+        name="slurm-preemption",
+        kind=Kind.PREEMPTED,
+        pattern=rx(r"\*\*\* (?:JOB|STEP) [\w.]{1,64} ON \S{1,128} CANCELLED AT \S{1,40} DUE TO PREEMPTION \*\*\*"),
+        summary="Slurm cancelled the job to preempt it for another",
+        phrases=("DUE TO PREEMPTION",),
+        examples=(
+            "slurmstepd: error: *** JOB 32391783 ON cn119 CANCELLED AT 2021-06-18T13:05:36 DUE TO PREEMPTION ***",
+        ),
+        near_misses=("slurmstepd: error: *** JOB 32391783 ON cn119 CANCELLED AT 2021-06-18T13:05:36 ***",),
+    ),
+    Signature(
         # torch.distributed.elastic's worker status events (events/__init__.py, "torchelastic.worker.status.<STATE>"
         # with the run's metadata): SUCCEEDED is the run finishing well
         name="torchelastic-status-succeeded",
         kind=Kind.JOB_COMPLETED,
-        pattern=rx(r"torchelastic\.worker\.status\.SUCCEEDED"),
+        # (the agent's own lines, agent/server/api.py: "Local worker group finished (SUCCEEDED). Waiting %s seconds
+        # for other agents to finish" before 1.10, "[%s] worker group successfully finished. Waiting ..." after)
+        pattern=rx(
+            r"torchelastic\.worker\.status\.SUCCEEDED|Local worker group finished \(SUCCEEDED\)"
+            r"|\] worker group successfully finished\. Waiting"
+        ),
         summary="torchelastic: the workers finished (SUCCEEDED)",
-        phrases=("torchelastic.worker.status.SUCCEEDED",),
-        examples=('{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0}',),
-        near_misses=('{"name": "torchelastic.worker.status.FAILED", "source": "AGENT", "raw_error": "..."}',),
+        phrases=("torchelastic.worker.status.SUCCEEDED", "worker group finished", "worker group successfully finished"),
+        examples=(
+            '{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0}',
+            "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300"
+            " seconds for other agents to finish",
+            "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. Waiting 300"
+            " seconds for other agents to finish.",
+        ),
+        near_misses=(
+            '{"name": "torchelastic.worker.status.FAILED", "source": "AGENT", "raw_error": "..."}',
+            "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (FAILED). Waiting 300 seconds",
+        ),
+    ),
+    Signature(
+        # a training loop's own last words when it ran to its end: Lightning's fit loop ("`Trainer.fit` stopped:
+        # `max_epochs=%r` reached." / `max_steps=`), Hugging Face Trainer's "Training completed. Do not forget to
+        # share your model", Megatron-LM's print_datetime("after training is done")
+        name="training-finished",
+        kind=Kind.JOB_COMPLETED,
+        pattern=rx(
+            r"`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d{1,12}` reached"
+            r"|Training completed\. Do not forget to share your model|\[after training is done\] datetime"
+        ),
+        summary="the training loop ran to its end: {line}",
+        phrases=("Trainer.fit stopped", "Training completed. Do not forget", "after training is done"),
+        extract=whole,
+        examples=(
+            "`Trainer.fit` stopped: `max_epochs=30` reached.",
+            "INFO:pytorch_lightning.utilities.rank_zero:`Trainer.fit` stopped: `max_steps=5000` reached.",
+            "\n\nTraining completed. Do not forget to share your model on huggingface.co/models =)\n\n",
+            "[after training is done] datetime: 2026-04-20 03:17:08",
+        ),
+        near_misses=("`Trainer.fit` stopped: No training batches.", "[before the start of training step] datetime"),
     ),
     Signature(
         # the node lifecycle controller's event, as klog writes it ("Event occurred" object=... reason="NodeNotReady")

@@ -287,6 +287,7 @@ def _not_a_fault_reason(event: TimelineEvent) -> bool:
     return str(event.attrs.get("reason") or "").lower() in ("", "evictionbyevictionapi")
 
 
+SEGFAULT_EXIT = 139
 _STATUS_CAUSES = {
     "evicted": "node-pressure-eviction",
     "nodelost": "node-failure",
@@ -298,6 +299,9 @@ _STATUS_CAUSES = {
     "containercannotrun": "config-error",
     "starterror": "config-error",
     "createcontainerconfigerror": "config-error",
+    "createcontainererror": "config-error",
+    "runcontainererror": "config-error",
+    "invalidimagename": "config-error",
     "imagepullbackoff": "config-error",
     "errimagepull": "config-error",
 }
@@ -314,6 +318,8 @@ def pod_status(case: Case, rule: Rule) -> Finding | None:
     exits = [c.exit_code for c in pod.containers if not c.init and c.exit_code is not None]
     if pod.phase == "Succeeded" or (exits and all(code == 0 for code in exits)):
         return _status_only(case, rule, "completed")
+    if SEGFAULT_EXIT in exits:  # the program's own crash (SIGSEGV), whatever else it left unsaid
+        return _status_only(case, rule, "application-error")
     return None
 
 

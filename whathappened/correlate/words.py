@@ -44,6 +44,10 @@ REACTION_EXCEPTION_WORDS = (
     "sigterm",
     "signalexception",
     "keyboardinterrupt",
+    # torch.multiprocessing's report of a child killed from outside ("ProcessExitedException: process 0 terminated
+    # with signal SIGKILL"): the parent relays the kill, which it did not cause
+    "terminated with signal sigkill",
+    "terminated with signal sigabrt",
     "cuda error",
     "outofmemoryerror",
     "out of memory",
@@ -88,12 +92,22 @@ def application_xid(event: TimelineEvent) -> bool:
 # own crash (SIGSEGV). Any other signal's exit (negative, 128+N) says only that someone killed it, or, for SIGBUS,
 # that /dev/shm ran out as often as the code crashed.
 OWN_RANK_SIGNATURES = frozenset(
-    {"torchelastic-worker-failed", "torchelastic-child-failed", "torchelastic-failure-record", "deepspeed-return-code"}
+    {
+        "torchelastic-worker-failed",
+        "torchelastic-child-failed",
+        "torchelastic-failure-record",
+        "deepspeed-return-code",
+        "lightning-child-failed",
+    }
 )
 _CRASH_EXITS = frozenset({-11, 139})
+# the signals a program's own fault raises (SIGILL, SIGFPE, SIGSEGV), as mpirun reports a rank ended by one
+_CRASH_SIGNALS = frozenset({4, 8, 11})
 
 
 def own_rank_failed(event: TimelineEvent) -> bool:
+    if event.attrs.get("signature") == "mpirun-rank-exited":
+        return event.attrs.get("signal") in _CRASH_SIGNALS
     if event.attrs.get("signature") not in OWN_RANK_SIGNATURES or event.attrs.get("relayed"):
         return False
     code = event.attrs.get("exit_code")
@@ -128,7 +142,8 @@ def unavailable_gpu_text(event: TimelineEvent) -> bool:
 
 # The kubelet's admission refusals, by status or event reason, and by the words of their messages ("Pod was
 # rejected: Node didn't have enough resource: nvidia.com/gpu, ...", "Allocate failed due to ... which is unexpected").
-_ADMISSION_REASONS = ("unexpectedadmissionerror", "nodeaffinity")
+# the kubelet's admission refusals; the topology manager's reason had blanks before 1.18 ("Topology Affinity Error")
+_ADMISSION_REASONS = ("unexpectedadmissionerror", "nodeaffinity", "topologyaffinityerror", "topology affinity error")
 _ADMISSION_WORDS = ("pod was rejected", "didn't have enough resource", "allocate failed due to")
 
 
@@ -195,10 +210,16 @@ def oom_killed(event: TimelineEvent) -> bool:
     return event.kind == Kind.OOM_KILLED or _reason(event).replace(" ", "") == "oomkilled"  # "OOM Killed" before 1.0
 
 
+# the kubelet's Killing message before 1.9 named no probe: 'container "x" is unhealthy, it will be killed and
+# re-created.'
+_LIVENESS_KILL_WORDS = ("liveness", "is unhealthy, it will be killed")
+
+
 def liveness(event: TimelineEvent) -> bool:
     if event.kind == Kind.PROBE_FAILED:
         return str(event.attrs.get("probe") or "").lower() == "liveness" or "liveness" in text_of(event)
-    return "liveness" in text_of(event)
+    text = text_of(event)
+    return any(w in text for w in _LIVENESS_KILL_WORDS)
 
 
 def deadline(event: TimelineEvent) -> bool:
