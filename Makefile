@@ -67,8 +67,12 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy whathappened collectors exporters dashboards synth
 
+# Two workers on the 2-core build machine (more where there are more cores, up to 4): most of a test's time is a
+# server or a CLI subprocess working, so a second worker fills the wait. A test file stays on one worker
+# (--dist loadfile): its module fixtures (a month of fleet history, a backfilled Prometheus) are built once.
+XDIST := -n auto --maxprocesses 4
 unit: dev system-deps checkov
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q $(XDIST) --dist loadfile tests
 
 test: dev system-deps lint typecheck unit
 
@@ -76,7 +80,7 @@ test: dev system-deps lint typecheck unit
 SHARED_SCENARIOS := $(abspath ..)/shared/scenarios
 acceptance: dev system-deps
 	@test -d "$(SHARED_SCENARIOS)" || { echo "make acceptance: the shared scenarios are missing: $(SHARED_SCENARIOS) is not a folder" >&2; exit 1; }
-	$(BIN)/pytest -q acceptance
+	$(BIN)/pytest -q $(XDIST) acceptance
 
 # A wheel in dist/, to install where there is no clone: pip install dist/whathappened_gpu-*.whl
 dist: install

@@ -29,6 +29,10 @@ def _rx(*pairs: tuple[str, Kind]) -> tuple[tuple[re.Pattern[str], Kind], ...]:
     return tuple((re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in pairs)
 
 
+_MISSING_CLAIM = _rx(
+    (r'persistentvolumeclaim "[^"]{1,253}" not found|unbound immediate PersistentVolumeClaims', Kind.CONFIG_ERROR)
+)
+
 # What other components relay under a reason of their own: kernel lines a node-problem-detector rule forwards
 # ("PodOOMKilling", a custom kernel-monitor rule), and Karpenter's Events for a node's status conditions ("Status
 # condition transitioned, Type: Ready, Status: True -> Unknown, Reason: NodeStatusUnknown, ...", the reason the
@@ -58,7 +62,9 @@ def _aws(kind: Kind = Kind.MAINTENANCE_NOTICE) -> Reason:
 REASONS: dict[str, Reason] = {
     # --- scheduling ---
     "Scheduled": Reason(Kind.POD_SCHEDULED),
-    "FailedScheduling": Reason(Kind.FAILED_SCHEDULING),
+    # a claim that does not exist or that nothing binds is the pod's set-up (a missing volume), not capacity
+    "FailedScheduling": Reason(Kind.FAILED_SCHEDULING, refine=_MISSING_CLAIM),
+    "failedScheduling": Reason(Kind.FAILED_SCHEDULING, refine=_MISSING_CLAIM),  # the reason's spelling before 1.2
     "NotTriggerScaleUp": Reason(Kind.FAILED_SCHEDULING),
     "Preempted": Reason(Kind.PREEMPTED),  # default-scheduler, on the victim
     "Preempting": Reason(Kind.PREEMPTED),  # kubelet, critical pod admission
@@ -152,6 +158,10 @@ REASONS: dict[str, Reason] = {
     "NodeShutdown": Reason(Kind.NODE_SHUTDOWN),
     # --- node-problem-detector ---
     "OOMKilling": Reason(Kind.KERNEL_OOM),
+    # the kubelet's own word for a node-wide OOM kill ("System OOM encountered, victim process: %s, pid: %d")
+    "SystemOOM": Reason(Kind.KERNEL_OOM),
+    # the kernel crashed ("KernelPanic" of a kernel-monitor rule, reported after the node came back)
+    "KernelPanic": Reason(Kind.NODE_REBOOTED),
     "TaskHung": Reason(Kind.NODE_CONDITION),
     "KernelOops": Reason(Kind.NODE_CONDITION, refine=_RELAYED),
     "DockerHung": Reason(Kind.NODE_CONDITION),

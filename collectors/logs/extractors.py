@@ -113,7 +113,9 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
 # program went on); Python's bare "Exception" too.
 FINAL = re.compile(
     r"^(?:[^\n]{0,160}?[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?"
-    r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b)"
+    r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b"
+    # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden)
+    r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors)\.[A-Z]\w*(?=:|$))"
     r"(?::[ \t]*(?P<message>.*))?$",
     re.MULTILINE,
 )
@@ -208,7 +210,7 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code")):
         if match.group(error):
             return {"error": match.group(error), "code": int(match.group(code))}
-    for name in ("test_error", "lib_status"):
+    for name in ("test_error", "lib_status", "check_error"):
         if match.group(name):
             return {"error": match.group(name)}
     name = match.group("driver_error")

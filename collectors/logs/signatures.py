@@ -566,11 +566,12 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             # net_ib.cc by NCCL version: "Got completion with error %d, opcode %d, len %d, vendor err %d" (2.4-2.7),
             # "... from peer %s with error %d, ..." (2.8+, the peer empty when unknown), "with status=%d opcode=%d"
-            r"NET/IB(?:/GIN)?\s*: Got completion (?:from peer\s{1,4}(?:(?P<peer>\S{1,128}?)\s{1,4})?)?with (?:error |status=)"
+            # (a vendor's IB plugin prints it as "NET/IBP:")
+            r"NET/IBP?(?:/GIN)?\s*: ?Got completion (?:from peer\s{1,4}(?:(?P<peer>\S{1,128}?)\s{1,4})?)?with (?:error |status=)"
             r"(?P<status>\d+)(?:,? opcode[ =](?P<opcode>\d+))?"
         ),
         summary="NCCL NET/IB completion error {ib_status} ({ib_status_name}) from peer {peer}",
-        phrases=("Got completion from peer", "Got completion with error"),
+        phrases=("completion from peer", "Got completion with error"),  # "IBP:Got" is one token to the analyzer
         convert={"opcode": int},
         extract=ib_status,
         examples=(
@@ -578,6 +579,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)",
             "NCCL WARN NET/IB : Got completion from peer 7.247.232.133 with status=4 opcode=0 len=0 vendor err 81 (Send)",
             "gpu7:2044:2112 [3] NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 21845, vendor err 129",
+            "NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129",
         ),
         near_misses=("node-2:5776:5898 [0] NCCL INFO NET/IB : Using [0]ibP111p0s0:1/IB [1]rdmaP1111p0s2:1/RoCE",),
     ),
@@ -700,9 +702,17 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-taking-process-down",
         kind=Kind.NCCL_ERROR,
-        pattern=rx(r"Some NCCL operations have failed or timed out|we are taking the entire process down"),
+        # (PyTorch 2.4+ words the first: "Exception (either an error or timeout) detected by watchdog at work: %d")
+        pattern=rx(
+            r"Some NCCL operations have failed or timed out|we are taking the entire process down"
+            r"|Exception \(either an error or timeout\) detected by watchdog"
+        ),
         summary="NCCL failure: the process is being taken down",
-        phrases=("Some NCCL operations have failed or timed out", "taking the entire process down"),
+        phrases=(
+            "Some NCCL operations have failed or timed out",
+            "taking the entire process down",
+            "either an error or timeout",
+        ),
         fixed={"detail": "process taken down after an NCCL failure", "abort": True},
         severity=Severity.WARNING,
         extract=ranked,
@@ -711,6 +721,9 @@ SIGNATURES: tuple[Signature, ...] = (
             " inconsistency, we are taking the entire process down.",
             "[E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous"
             " nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+            "[rank3]:[E321 02:07:08.465224069 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 3] Exception (either an error or"
+            " timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work:"
+            " 1579.",
         ),
         near_misses=("Some NCCL operations completed; taking a checkpoint",),
     ),
@@ -1198,6 +1211,13 @@ SIGNATURES: tuple[Signature, ...] = (
             # vLLM ("No available memory for the cache blocks"), SGLang ("Not enough memory. Please try to
             # increase --mem-fraction-static"): too little GPU memory left for the KV cache
             r"|No available memory for the cache blocks|Not enough memory\. Please try to increase --mem-fraction-static"
+            # vLLM 0.4+: the model's context does not fit in what is left for the KV cache
+            r"|is larger than the maximum number of tokens that can be stored in KV cache"
+            # the CUDA runtime's and driver's own words as other C++ servers print them (FasterTransformer's "[FT]
+            # [ERROR] CUDA runtime error: out of memory", torch's "CUDA driver error: out of memory")
+            r"|CUDA (?:runtime|driver) error: out of memory"
+            # TensorFlow failing to allocate the destination of a host-to-GPU copy; XLA's allocator by PjRt
+            r"|Dst tensor is not initialized|Resource exhausted: Failed to allocate request for"
         ),
         extract=cuda_oom,
         summary="GPU out of memory (tried to allocate {tried})",
@@ -1215,6 +1235,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUDNN_STATUS_ALLOC_FAILED",
             "No available memory for the cache blocks",
             "Please try to increase --mem-fraction-static",
+            "maximum number of tokens that can be stored in KV cache",
+            "runtime error: out of memory",
+            "driver error: out of memory",
+            "Dst tensor is not initialized",
+            "Failed to allocate request for",
         ),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
@@ -1229,6 +1254,13 @@ SIGNATURES: tuple[Signature, ...] = (
             "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when"
             " initializing the engine.",
+            "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be"
+            " stored in KV cache (7344).",
+            "  what():  [FT][ERROR] CUDA runtime error: out of memory /workspace/src/fastertransformer/utils/allocator.h:220",
+            "RuntimeError: CUDA driver error: out of memory",
+            "tensorflow.python.framework.errors_impl.InternalError: Dst tensor is not initialized.",
+            "E pjrt_stream_executor_client.cc:1981] Execution of replica 0 failed: Resource exhausted: Failed to"
+            " allocate request for 32.00MiB (33554432B) on device ordinal 0",
             "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
         ),
         near_misses=(
@@ -1252,12 +1284,14 @@ SIGNATURES: tuple[Signature, ...] = (
             # cuDNN and cuBLAS status codes other than an allocation (cuda-oom's): "CUDNN_STATUS_EXECUTION_FAILED"
             r"|(?P<lib_status>CU(?:DNN|BLAS)_STATUS_(?!ALLOC_FAILED|SUCCESS)[A-Z_]{3,40})"
             # nccl-tests: "Test CUDA failure %s:%d '%s'"
-            r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'",
+            r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'"
+            # the CUDA samples' check macro as bitsandbytes and others print it: "Error %s at line %d in file %s"
+            r"|^Error (?P<check_error>[a-z][a-z ]{2,80}?) at line \d{1,6} in file \S{1,300}\.(?:c|cu|cpp|cc)\b",
             re.MULTILINE,
         ),
         extract=cuda_error,
         summary="CUDA error: {error}",
-        phrases=("CUDA error", "cuda runtime error", "THCudaCheck FAIL", "Test CUDA failure"),
+        phrases=("CUDA error", "cuda runtime error", "THCudaCheck FAIL", "Test CUDA failure", "at line"),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
         wildcards=("cuda_error_*", "cudnn_status_*", "cublas_status_*"),  # one token each to the analyzer
@@ -1266,6 +1300,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " enable device-side assertions.",
             "RuntimeError: CUDA error: unspecified launch failure",
             "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "Error invalid device ordinal at line 359 in file /home/tim/git/bitsandbytes/csrc/pythonInterface.c",
             "CUDA error: uncorrectable NVLink error detected during the execution",
             "RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at"
             " /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
@@ -1625,14 +1660,19 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"NETDEV WATCHDOG: (?:CPU: \d{1,4}: |(?P<device>\S+) \((?P<driver>[^)]*)\): )transmit queue (?P<queue>\d+)"
             r" timed out"
+            # Intel i40e/ice resetting after the watchdog fired ("tx_timeout recovery level %d, txqueue %d" or
+            # "hung_queue %d" by version)
+            r"|(?:i40e|ice) [0-9a-fA-F:.]{7,16} (?P<device2>[\w.-]{1,16}): tx_timeout recovery level \d"
         ),
         summary="NIC {device} transmit queue {queue} timed out",
-        phrases=("NETDEV WATCHDOG",),
+        phrases=("NETDEV WATCHDOG", "tx_timeout recovery level"),
+        extract=lambda m, _t: {"device": m.group("device2")} if m.group("device2") else {},
         convert={"queue": int},
         examples=(
             "NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms",
             "NETDEV WATCHDOG: ib0.beef (): transmit queue 26 timed out",
             "r8125 0000:22:04.0 eth4: NETDEV WATCHDOG: CPU: 3: transmit queue 0 timed out 5010 ms",
+            "i40e 0000:22:00.0 enp34s0f0: tx_timeout recovery level 1, hung_queue 11",
         ),
         near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
     ),
@@ -2183,18 +2223,30 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.APP_EXCEPTION,
         pattern=FINAL,
         summary="{exception}: {message}",
-        wildcards=("?*error", "?*exception", "exception", "?*interrupt", "?*failure"),
+        # (a dotted class name is one token: "google.api_core.exceptions.forbidden")
+        wildcards=(
+            "?*error",
+            "?*exception",
+            "exception",
+            "?*interrupt",
+            "?*failure",
+            "?*.exceptions.?*",
+            "?*.errors.?*",
+        ),
         examples=(
             "KeyError: 'input_ids'",
             "[rank3]: ValueError: expected sequence of length 4096 at dim 1 (got 4095)",
             "ERROR 01-11 13:09:40 engine.py:366] RuntimeError: Error in model execution: FlashAttention only supports"
             " Ampere GPUs or newer.",
             "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+            "google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/storage/v1/b/bucket: Caller"
+            " does not have storage.buckets.get access to the Google Cloud Storage bucket.",
         ),
         near_misses=(
             "ERROR: could not connect to the metrics endpoint",
             "step=100 loss=2.3 error_rate=0.01",
             "WARNING:root:Retrying after error: ConnectionError: Connection reset by peer",
+            "from google.api_core.exceptions import Forbidden",
         ),
     ),
 )

@@ -181,8 +181,13 @@ def since_last_start(case: Case, rule: Rule) -> Finding | None:
     starts = [c.started for c in case.fate.pod.containers if c.started is not None and not c.init]
     if starts:
         last = max(starts)
-        hits = tuple(i for i in hits if case.event(i).at >= last)
+        # a scheduling failure (a missing claim) is over once the pod was placed: never the cause of a pod that ran
+        hits = tuple(i for i in hits if case.event(i).at >= last and not _scheduling(case.event(i)))
     return found(case, rule, hits) if hits else None
+
+
+def _scheduling(event: TimelineEvent) -> bool:
+    return str(event.attrs.get("reason") or "").lower() == "failedscheduling"
 
 
 def kernel_oom(case: Case, rule: Rule) -> Finding | None:
