@@ -55,7 +55,14 @@ JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
 FINISHED_REASONS = frozenset({"Completed", "Succeeded"})
 # the topology manager's reason was "Topology Affinity Error" before 1.18
 ADMISSION_REASONS = frozenset(
-    {"UnexpectedAdmissionError", "NodeAffinity", "TopologyAffinityError", "Topology Affinity Error"}
+    {
+        "UnexpectedAdmissionError",
+        "NodeAffinity",
+        "TopologyAffinityError",
+        "Topology Affinity Error",
+        "PodFitsHostPorts",
+        "MatchNodeSelector",
+    }
 )
 _ADMISSION_MESSAGE = re.compile(r"^\s*(?:Pod was rejected: |Pod )?Allocate failed due to")
 # Events only a pod that never ran gets (the scheduler's, and cluster-autoscaler's about a pending pod)

@@ -201,13 +201,21 @@ SIGNATURES: tuple[Signature, ...] = (
         name="device-plugin-xid",
         kind=Kind.GPU_XID,
         # (a UUID shortened in a paste, "GPU-455e672a-...", still names the Xid)
-        pattern=rx(r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{4,36}(?:\.{3})?)"),
+        # (and the raw NVML event it logs first: "Processing event {Device:{...} EventType:8 EventData:%d ...}", 8
+        # being nvmlEventTypeXidCriticalError and the data the Xid)
+        pattern=rx(
+            r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{4,36}(?:\.{3})?)"
+            r"|Processing event \{Device:\{[^}\n]{0,200}\} EventType:8 EventData:(?P<xid2>\d{1,3})\b"
+        ),
         summary="Xid {xid} on {uuid} (device plugin marks the GPU unhealthy)",
-        phrases=("XidCriticalError",),
+        phrases=("XidCriticalError", "Processing event"),
+        extract=lambda m, _t: {"xid": int(m.group("xid2"))} if m.group("xid2") else {},
         convert={"xid": int},
         examples=(
             "2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the"
             " device will go unhealthy.",
+            "I0809 13:32:51.873532       1 health.go:159] Processing event {Device:{Handle:0x7e590d4986e8} EventType:8"
+            " EventData:94 GpuInstanceId:4294967295 ComputeInstanceId:4294967295}",
         ),
         near_misses=("Xid=69 is not in the list of application Xids; skipping",),
     ),
@@ -523,10 +531,12 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
             r"(?P<message>Duplicate GPU detected : rank \d{1,6} and rank \d{1,6} both on CUDA device \w{1,16}"
-            r"|NCCL operation \w{1,40}\([^\n]{0,300}?\) failed: invalid usage)"
+            r"|NCCL operation \w{1,40}\([^\n]{0,300}?\) failed: invalid usage"
+            # PyTorch 1.x's c10d ("NCCL error in: %s:%d, invalid usage, NCCL version %s", ncclInvalidUsage's note)
+            r"|NCCL error in: \S{1,300}, invalid usage|ncclInvalidUsage: This usually reflects invalid usage)"
         ),
         summary="NCCL used wrongly: {message}",
-        phrases=("Duplicate GPU detected", "failed: invalid usage"),
+        phrases=("Duplicate GPU detected", "failed: invalid usage", "invalid usage, NCCL version", "ncclInvalidUsage"),
         fixed={"exception": "NCCL invalid usage"},
         examples=(
             "[1,4]<stdout>:smc-gpu-03:29882:30400 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 4 and rank 0"
@@ -534,8 +544,14 @@ SIGNATURES: tuple[Signature, ...] = (
             "RuntimeError: Internal: nccl_all_reduce_thunk.cc:162: NCCL operation ncclAllReduce(send_buffer,"
             " recv_buffer, buffer.element_count, datatype, reduce_op, comm, *cu_stream) failed: invalid usage: while"
             " running replica 0",
+            "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, invalid usage, NCCL"
+            " version 2.7.8",
         ),
-        near_misses=("NCCL operation ncclAllReduce(send_buffer) failed: unhandled system error",),
+        near_misses=(
+            "NCCL operation ncclAllReduce(send_buffer) failed: unhandled system error",
+            "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error,"
+            " NCCL version 2.7.8",
+        ),
     ),
     Signature(
         # NCCL finding no network interface to bootstrap over (bootstrap.cc "Bootstrap : no socket interface
@@ -875,9 +891,19 @@ SIGNATURES: tuple[Signature, ...] = (
         # lost at run time, which CUDA reports in other words ("unknown error", "GPU is lost").
         name="cuda-no-driver",
         kind=Kind.CONFIG_ERROR,
+        # (also: no GPU exposed to the container, cudaErrorNoDevice "no CUDA-capable device is detected", the
+        # runtime's hook not run; the driver and its user-space libraries of two versions, NVML's "Driver/library
+        # version mismatch"; nvidia-smi unable to reach a driver; CUDA 803/804 "system has unsupported display
+        # driver / cuda driver combination", "forward compatibility was attempted on non supported HW"; torch's
+        # cudaGetDeviceCount failing with 500 "named symbol not found", a runtime newer than the driver)
         pattern=rx(
             r"(?P<error>CUDA driver version is insufficient for CUDA runtime version|Found no NVIDIA driver on your"
-            r" system|cudaErrorInsufficientDriver|The NVIDIA driver on your system is too old)"
+            r" system|cudaErrorInsufficientDriver|The NVIDIA driver on your system is too old"
+            r"|no CUDA-capable device is detected|Failed to initialize NVML: Driver/library version mismatch"
+            r"|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+            r"|system has unsupported display driver / cuda driver combination"
+            r"|forward compatibility was attempted on non supported HW"
+            r"|cudaGetDeviceCount\(\)[^\n]{0,200}?Error 500: named symbol not found)"
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
@@ -885,6 +911,12 @@ SIGNATURES: tuple[Signature, ...] = (
             "Found no NVIDIA driver",
             "cudaErrorInsufficientDriver",
             "The NVIDIA driver on your system is too old",
+            "no CUDA-capable device is detected",
+            "Driver/library version mismatch",
+            "couldn't communicate with the NVIDIA driver",
+            "unsupported display driver / cuda driver combination",
+            "forward compatibility was attempted on non supported HW",
+            "named symbol not found",
         ),
         fixed={"reason": "CUDA driver"},
         examples=(
@@ -892,8 +924,21 @@ SIGNATURES: tuple[Signature, ...] = (
             "gpu-1:77:77 [0] NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'",
             "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and"
             " installed a driver from http://www.nvidia.com/Download/index.aspx",
+            "Failed to allocate device vector A (error code no CUDA-capable device is detected)!",
+            "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124",
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest"
+            " NVIDIA driver is installed and running.",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling"
+            " NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted"
+            " on non supported HW",
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
+            " functions before calling NumCudaDevices() that might have already set an error? Error 500: named symbol"
+            " not found (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
         ),
-        near_misses=("CUDA driver version: 12.4, CUDA runtime version: 12.1",),
+        near_misses=(
+            "CUDA driver version: 12.4, CUDA runtime version: 12.1",
+            "KeyError: named symbol not found in the registry",
+        ),
     ),
     Signature(
         # the rendezvous store's server cannot listen: its port is taken (c10d socket.cpp "The server socket has
@@ -1013,7 +1058,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # (the string only where CUDA or the GPU is named before it: "system not yet initialized" alone is any
         # program's)
         pattern=rx(
-            r"(?:802|CUDA|cuda|gpu)[^\n]{0,200}?(?P<error>system not yet initialized)|(?P<code>cudaErrorSystemNotReady"
+            r"(?:802|CUDA|cuda|gpu|error code )[^\n]{0,200}?(?P<error>system not yet initialized)"
+            r"|(?P<code>cudaErrorSystemNotReady"
             r"|CUDA_ERROR_SYSTEM_NOT_READY)"
         ),
         summary="the node's NVLink fabric is not up (CUDA error 802: system not yet initialized)",
@@ -1122,16 +1168,23 @@ SIGNATURES: tuple[Signature, ...] = (
         # %s, device %d, iteration %d: Unexpected result nan (message=...)")
         name="nan-guard",
         kind=Kind.APP_EXCEPTION,
-        pattern=rx(r"Unexpected result (?P<value>nan|inf|-inf)\b[^\n]{0,200}?\(message='(?P<message>[^'\n]{1,300})'"),
-        summary="the loss or gradients went {value}: {message}",
-        phrases=("result nan", "result inf"),  # "rerun_state_machine:Unexpected" is one token to the analyzer
+        pattern=rx(
+            r"Unexpected result (?P<value>nan|inf|-inf)\b[^\n]{0,200}?\(message='(?P<message>[^'\n]{1,300})'"
+            # TensorFlow's NanTensorHook (Estimator, MonitoredSession): "Model diverged with loss = NaN."
+            r"|(?P<message2>Model diverged with loss = NaN)"
+        ),
+        summary="the loss or gradients went non-finite: {line}",
+        # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
+        phrases=("result nan", "result inf", "diverged with loss"),
+        extract=whole,
         fixed={"exception": "non-finite value"},
         examples=(
             "ERROR:megatron.core.rerun_state_machine:Unexpected result nan on rank 3 at iteration #3 invocation #2"
             " (message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication"
             " collective')",
+            "ERROR:tensorflow:Model diverged with loss = NaN.",
         ),
-        near_misses=("Unexpected result 0.0 on rank 3 (message='loss check')",),
+        near_misses=("Unexpected result 0.0 on rank 3 (message='loss check')", "Model diverged with loss = 0.31"),
     ),
     Signature(
         # a CUDA kernel's device-side assertion, as the device printf writes it ("%s:%d: %s: block: [%d,%d,%d],
@@ -1218,6 +1271,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|CUDA (?:runtime|driver) error: out of memory"
             # TensorFlow failing to allocate the destination of a host-to-GPU copy; XLA's allocator by PjRt
             r"|Dst tensor is not initialized|Resource exhausted: Failed to allocate request for"
+            # MXNet's pooled storage ("cudaMalloc failed: out of memory"), glog's CHECK on cudaSuccess in Caffe and
+            # others ("Check failed: error == cudaSuccess (2 vs. 0)  out of memory")
+            r"|cudaMalloc failed: out of memory|\(2 vs\. 0\)\s{1,4}out of memory"
         ),
         extract=cuda_oom,
         summary="GPU out of memory (tried to allocate {tried})",
@@ -1240,6 +1296,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "driver error: out of memory",
             "Dst tensor is not initialized",
             "Failed to allocate request for",
+            "cudaMalloc failed: out of memory",
+            "vs. 0) out of memory",
         ),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
@@ -1259,6 +1317,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "  what():  [FT][ERROR] CUDA runtime error: out of memory /workspace/src/fastertransformer/utils/allocator.h:220",
             "RuntimeError: CUDA driver error: out of memory",
             "tensorflow.python.framework.errors_impl.InternalError: Dst tensor is not initialized.",
+            "mxnet.base.MXNetError: [11:18:15] src/storage/./pooled_storage_manager.h:157: cudaMalloc failed: out of"
+            " memory",
+            "F0903 14:31:26.106397 92421 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
             "E pjrt_stream_executor_client.cc:1981] Execution of replica 0 failed: Resource exhausted: Failed to"
             " allocate request for 32.00MiB (33554432B) on device ordinal 0",
             "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
@@ -1274,7 +1335,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # torch's "CUDA error: %s" (cudaGetErrorString), the THC era's "cuda runtime error (%d) : %s at
         # file:line", and the driver API's names (CUDA_ERROR_ECC_UNCORRECTABLE in TensorFlow's stream executor).
         pattern=rx(
-            r"CUDA error: (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
+            # (Darknet's "CUDA Error: %s" and "CUDA Error Prev: %s", Paddle v1's "Cuda Error: %s" alike)
+            r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
             # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s"
@@ -1301,6 +1363,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "RuntimeError: CUDA error: unspecified launch failure",
             "RuntimeError: CUDA error: an illegal memory access was encountered",
             "Error invalid device ordinal at line 359 in file /home/tim/git/bitsandbytes/csrc/pythonInterface.c",
+            "CUDA Error Prev: uncorrectable ECC error encountered: Success",
+            "F0426 17:52:54.043815 30811 hl_cuda_device.cc:565] Check failed: cudaSuccess == cudaStat (0 vs. 39) Cuda"
+            " Error: uncorrectable ECC error encountered",
             "CUDA error: uncorrectable NVLink error detected during the execution",
             "RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at"
             " /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
@@ -1497,14 +1562,70 @@ SIGNATURES: tuple[Signature, ...] = (
         # RayActorError of Ray 1.x, "The actor died unexpectedly before finishing this task."): a reaction
         name="ray-actor-died",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=rx(r"\b(?:ActorDiedError|RayActorError)\b|The actor died unexpectedly before finishing this task"),
+        # (an actor that "died because of an error raised in its creation task" failed in its own constructor: the
+        # exception it quotes is the program's)
+        pattern=rx(
+            r"\b(?:ActorDiedError|RayActorError)\b(?!: The actor died because of an error raised in its creation task)"
+            r"|The actor died unexpectedly before finishing this task"
+        ),
         summary="Ray: an actor this process depended on died",
         phrases=("ActorDiedError", "RayActorError", "The actor died unexpectedly"),
         examples=(
             "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
             "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=1042684, ip=10.0.3.7)",
         ),
-        near_misses=("ray.exceptions.RayTaskError(ValueError): ray::main_task() (pid=1042684, ip=10.0.3.7)",),
+        near_misses=(
+            "ray.exceptions.RayTaskError(ValueError): ray::main_task() (pid=1042684, ip=10.0.3.7)",
+            "ray.exceptions.RayActorError: The actor died because of an error raised in its creation task,"
+            " ray::Trainable.__init__() (pid=961282, ip=10.33.0.28)",
+        ),
+    ),
+    Signature(
+        # Ray losing a worker's node or process, as the driver or the trainer says it: Ray Train's backend executor
+        # ("Worker %d has failed."), the GCS marking a node dead ("The node with node id: %s and ip: %s has been
+        # marked dead because the detector has missed too many heartbeats from it"), a task on a dead node ("Task
+        # failed because the node it was running on is dead or unavailable"): reactions to another worker
+        name="ray-worker-lost",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"\bWorker \d{1,6} has failed\.|has been marked dead because the detector has missed too many heartbeats"
+            r"|Task failed because the node it was running on is dead or unavailable"
+        ),
+        summary="Ray: a worker or its node was lost",
+        phrases=("has failed", "marked dead because the detector", "node it was running on is dead"),
+        examples=(
+            "(TorchTrainer pid=89392) Worker 0 has failed.",
+            "WARNING worker.py:1462 -- The node with node id: 8f205b12 and ip: 10.128.0.103 has been marked dead"
+            " because the detector has missed too many heartbeats from it.",
+            "Task failed because the node it was running on is dead or unavailable. Node IP: 127.0.0.1",
+        ),
+        near_misses=("Worker 0 has failed to report metrics in time; retrying",),
+    ),
+    Signature(
+        # MosaicML Composer's launcher ("Rank %d crashed with exit code %d."): the pod's own rank, as torchrun's
+        # summary
+        name="composer-rank-crashed",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(r"Rank (?P<local_rank>\d{1,6}) crashed with exit code (?P<exit_code>-?\d{1,4})\."),
+        summary="Composer: rank {local_rank} crashed with exit code {exit_code}",
+        phrases=("crashed with exit code",),
+        convert={"local_rank": int, "exit_code": int},
+        examples=("ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11.",),
+        near_misses=("Rank 0 exited with exit code 0.",),
+    ),
+    Signature(
+        # TensorFlow's ring collectives aborting on a transport failure (ring_reducer.cc / ring_gatherer.cc
+        # "Aborting RingReduce with %s"): the collective's error, as NCCL's would be (an OutOfRange is the input's
+        # end)
+        name="tf-ring-collective-aborted",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(r"Aborting Ring(?:Reduce|Gather(?:er)?) with (?P<detail>(?!OutOfRange)\w{2,40}: [^\n]{1,200})"),
+        summary="TensorFlow collective aborted: {detail}",
+        phrases=("Aborting RingReduce", "Aborting RingGather", "Aborting RingGatherer"),
+        examples=(
+            "E tensorflow/core/common_runtime/ring_reducer.cc:369] Aborting RingReduce with Unavailable: Socket closed",
+        ),
+        near_misses=("Aborting RingReduce with OutOfRange: End of sequence",),
     ),
     Signature(
         # Horovod shutting the collectives down after a rank failed ("Horovod has been shut down. This was caused by
@@ -1997,6 +2118,36 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # the kubelet's eviction manager under a pressure threshold (eviction_manager.go "eviction manager:
+        # attempting to reclaim %v", and admission refusing pods "node has conditions: [MemoryPressure]"): the node
+        # short of a resource
+        name="kubelet-eviction-pressure",
+        kind=Kind.NODE_PRESSURE,
+        pattern=rx(
+            r"eviction manager: attempting to reclaim (?P<resource>\w{2,32})"
+            r"|node has conditions: \[(?P<condition>(?:Memory|Disk|PID)Pressure)\]"
+        ),
+        summary="the kubelet is short of {resource}{condition}",
+        phrases=("attempting to reclaim", "node has conditions"),
+        extract=lambda m, _t: {"resource": m.group("resource") or (m.group("condition") or "")[:-8].lower()},
+        examples=(
+            "W0110 14:41:08.646423   23589 eviction_manager.go:332] eviction manager: attempting to reclaim imagefs",
+            "W0120 00:20:07.544864   32406 eviction_manager.go:142] Failed to admit pod kube-proxy-bbrr6_kube-system"
+            "(860629c4) - node has conditions: [MemoryPressure]",
+        ),
+        near_misses=("eviction manager: no resources are starved",),
+    ),
+    Signature(
+        # the kubelet recording its own node NotReady (kubelet.go "Recording %s event message for node %s")
+        name="kubelet-node-not-ready",
+        kind=Kind.NODE_NOT_READY,
+        pattern=rx(r"Recording NodeNotReady event message for "),
+        summary="the kubelet reported its node NotReady",
+        phrases=("Recording NodeNotReady event",),
+        examples=("I0107 17:56:34.809399   21132 kubelet.go:2300] Recording NodeNotReady event message for node-7",),
+        near_misses=("I0107 17:56:34.809399   21132 kubelet.go:2300] Recording NodeReady event message for node-7",),
+    ),
+    Signature(
         # the kubelet's pod lifecycle event generator stalled ("PLEG is not healthy: pleg was last seen active %v
         # ago; threshold is %v"): the kubelet reports its node NotReady until it recovers
         name="kubelet-pleg-unhealthy",
@@ -2035,12 +2186,17 @@ SIGNATURES: tuple[Signature, ...] = (
         # shutdown was called off)
         name="kubelet-node-shutdown",
         kind=Kind.NODE_SHUTDOWN,
-        pattern=rx(r"Shutdown manager detected new shutdown event[^\n]{0,80}?event=true"),
+        pattern=rx(
+            r"Shutdown manager detected new shutdown event[^\n]{0,80}?event=true"
+            r"|Shutdown manager killing pod with gracePeriod"
+        ),
         summary="the kubelet saw the node shutting down",
-        phrases=("Shutdown manager detected new shutdown event",),
+        phrases=("Shutdown manager detected new shutdown event", "Shutdown manager killing pod"),
         examples=(
             'kubelet[6188]: I0110 07:28:44.397678    6188 nodeshutdown_manager_linux.go:265] "Shutdown manager detected'
             ' new shutdown event, isNodeShuttingDownNow" event=true',
+            'I0623 15:42:16.744070    1748 nodeshutdown_manager_linux.go:316] "Shutdown manager killing pod with'
+            ' gracePeriod" pod="ml/trainer-0" gracePeriod=15',
         ),
         near_misses=('"Shutdown manager detected new shutdown event, isNodeShuttingDownNow" event=false',),
     ),

@@ -48,6 +48,11 @@ REACTION_EXCEPTION_WORDS = (
     # with signal SIGKILL"): the parent relays the kill, which it did not cause
     "terminated with signal sigkill",
     "terminated with signal sigabrt",
+    # summaries of a failure elsewhere: a coordination barrier other tasks missed (JAX), Ray Train's run summary
+    # ("Please inspect the previous error messages for a cause"), TensorFlow's generic wrapper of a GPU fault
+    "barrier timed out",
+    "trainingfailederror",
+    "gpu sync failed",
     "cuda error",
     "outofmemoryerror",
     "out of memory",
@@ -98,6 +103,7 @@ OWN_RANK_SIGNATURES = frozenset(
         "torchelastic-failure-record",
         "deepspeed-return-code",
         "lightning-child-failed",
+        "composer-rank-crashed",
     }
 )
 _CRASH_EXITS = frozenset({-11, 139})
@@ -125,7 +131,7 @@ def ecc_text(event: TimelineEvent) -> bool:
 
 def says_gpu_lost(text: str) -> bool:
     """``text`` (lower case) says a GPU is gone: the driver, CUDA or NVML (NVML_ERROR_GPU_IS_LOST, "GPU is lost")."""
-    return any(w in text for w in ("fallen off the bus", "gpu is lost", "no cuda-capable device", "device lost"))
+    return any(w in text for w in ("fallen off the bus", "gpu is lost", "device lost"))
 
 
 def lost_gpu_text(event: TimelineEvent) -> bool:
@@ -143,7 +149,15 @@ def unavailable_gpu_text(event: TimelineEvent) -> bool:
 # The kubelet's admission refusals, by status or event reason, and by the words of their messages ("Pod was
 # rejected: Node didn't have enough resource: nvidia.com/gpu, ...", "Allocate failed due to ... which is unexpected").
 # the kubelet's admission refusals; the topology manager's reason had blanks before 1.18 ("Topology Affinity Error")
-_ADMISSION_REASONS = ("unexpectedadmissionerror", "nodeaffinity", "topologyaffinityerror", "topology affinity error")
+# (before 1.10 the kubelet named the scheduler predicate its admission failed: "PodFitsHostPorts", "MatchNodeSelector")
+_ADMISSION_REASONS = (
+    "unexpectedadmissionerror",
+    "nodeaffinity",
+    "topologyaffinityerror",
+    "topology affinity error",
+    "podfitshostports",
+    "matchnodeselector",
+)
 _ADMISSION_WORDS = ("pod was rejected", "didn't have enough resource", "allocate failed due to")
 
 
