@@ -92,7 +92,12 @@ REASONS: dict[str, Reason] = {
     # 'object "ns"/"kube-root-ca.crt" not registered': the kubelet's own object cache not yet filled (a known
     # race it retries through), not a missing volume
     "FailedMount": Reason(
-        Kind.CONFIG_ERROR, refine=_rx((r'object "[^"]{1,253}"/"[^"]{1,253}" not registered', Kind.KUBE_EVENT))
+        Kind.CONFIG_ERROR,
+        refine=_rx(
+            (r'object "[^"]{1,253}"/"[^"]{1,253}" not registered', Kind.KUBE_EVENT),
+            # the same cache not filled in time ("failed to sync configmap cache: timed out waiting for the condition")
+            (r"failed to sync (?:configmap|secret) cache", Kind.KUBE_EVENT),
+        ),
     ),
     "FailedAttachVolume": Reason(Kind.CONFIG_ERROR),
     "FailedCreatePodContainer": Reason(Kind.CONFIG_ERROR),

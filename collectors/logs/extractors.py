@@ -112,10 +112,15 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
 # "vllm-1  | "), never after words ("WARNING: retrying after error: ConnectionError: ..." is no final line, the
 # program went on); Python's bare "Exception" too.
 FINAL = re.compile(
-    r"^(?:[^\n]{0,160}?[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8})?"
+    r"^(?:[^\n]{0,160}?[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8}"
+    # Open MPI's --tag-output ("[1,0]<stderr>:") and a log's own timestamp ("2022-01-23 02:08:36.029 ")
+    r"|[^\n]{0,80}?\[\d{1,6},\d{1,6}\]<std(?:err|out)>:[ \t]{0,8}"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8})?"
     r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b"
     # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden)
-    r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors)\.[A-Z]\w*(?=:|$))"
+    r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors)\.[A-Z]\w*(?=:|$)"
+    # the standard library's few that end otherwise (zipfile.BadZipFile, gzip.BadGzipFile)
+    r"|(?:[A-Za-z_]\w*\.)*Bad(?:Zip|Gzip)File(?=:|$))"
     r"(?::[ \t]*(?P<message>.*))?$",
     re.MULTILINE,
 )

@@ -208,7 +208,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Processing event \{Device:\{[^}\n]{0,200}\} EventType:8 EventData:(?P<xid2>\d{1,3})\b"
         ),
         summary="Xid {xid} on {uuid} (device plugin marks the GPU unhealthy)",
-        phrases=("XidCriticalError", "Processing event"),
+        phrases=("XidCriticalError", "EventType:8 EventData"),
         extract=lambda m, _t: {"xid": int(m.group("xid2"))} if m.group("xid2") else {},
         convert={"xid": int},
         examples=(
@@ -405,15 +405,23 @@ SIGNATURES: tuple[Signature, ...] = (
         # memory.", "Ray killed this worker ... because it was the most recently scheduled task")
         name="ray-memory-monitor-kill",
         kind=Kind.OOM_KILLED,
-        pattern=rx(r"(?:Task|Actor) was killed due to the node running low on memory"),
+        # (and the raylet's periodic summary: "%d Workers (tasks / actors) killed due to memory pressure (OOM), %d
+        # Workers crashed due to other reasons at node ...")
+        pattern=rx(
+            r"(?:Task|Actor) was killed due to the node running low on memory"
+            r"|\b[1-9]\d{0,5} Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"
+        ),
         summary="Ray: the memory monitor killed a worker (the node ran low on memory)",
-        phrases=("killed due to the node running low on memory",),
+        phrases=("killed due to the node running low on memory", "killed due to memory pressure"),
         examples=(
             "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\nMemory on the"
             " node (IP: 172.31.69.247) where the task was running was 54.86GB / 57.60GB (0.952354), which exceeds"
             " the memory usage threshold of 0.95.",
         ),
-        near_misses=("ray.exceptions.OutOfMemoryError: node memory is fine, the task ran out of GPU memory",),
+        near_misses=(
+            "ray.exceptions.OutOfMemoryError: node memory is fine, the task ran out of GPU memory",
+            "0 Workers (tasks / actors) killed due to memory pressure (OOM), 2 Workers crashed due to other reasons",
+        ),
     ),
     Signature(
         # the kill's one-line summary (mm/oom_kill.c dump_oom_summary, 4.19+): "oom-kill:constraint=%s,nodemask=..,
@@ -1171,7 +1179,7 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"Unexpected result (?P<value>nan|inf|-inf)\b[^\n]{0,200}?\(message='(?P<message>[^'\n]{1,300})'"
             # TensorFlow's NanTensorHook (Estimator, MonitoredSession): "Model diverged with loss = NaN."
-            r"|(?P<message2>Model diverged with loss = NaN)"
+            r"|ERROR:tensorflow:(?P<message2>Model diverged with loss = NaN)|NanLossDuringTrainingError"
         ),
         summary="the loss or gradients went non-finite: {line}",
         # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
@@ -1184,7 +1192,10 @@ SIGNATURES: tuple[Signature, ...] = (
             " collective')",
             "ERROR:tensorflow:Model diverged with loss = NaN.",
         ),
-        near_misses=("Unexpected result 0.0 on rank 3 (message='loss check')", "Model diverged with loss = 0.31"),
+        near_misses=(
+            "Unexpected result 0.0 on rank 3 (message='loss check')",
+            "WARNING:tensorflow:Model diverged with loss = NaN.",  # fail_on_nan_loss=False: the run stops cleanly
+        ),
     ),
     Signature(
         # a CUDA kernel's device-side assertion, as the device printf writes it ("%s:%d: %s: block: [%d,%d,%d],
@@ -1256,7 +1267,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # with shape[...]", a ResourceExhaustedError) and XLA/JAX ("RESOURCE_EXHAUSTED: Out of memory while
         # trying to allocate N bytes", "Resource exhausted: Out of memory").
         pattern=rx(
-            r"CUDA out of memory|CUDA error: out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
+            r"CUDA out of memory|(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): out of memory|torch\.cuda\.OutOfMemoryError"
+            r"|torch\.OutOfMemoryError"
             r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out of memory"
             r"|error=2 : out of memory|cuda runtime error \(2\) : out of memory"
             # cuBLAS / cuDNN failing to allocate their workspace or handle
@@ -1279,7 +1291,7 @@ SIGNATURES: tuple[Signature, ...] = (
         summary="GPU out of memory (tried to allocate {tried})",
         phrases=(
             "CUDA out of memory",
-            "CUDA error: out of memory",
+            "CUDA error: out of memory",  # (also "CUDA Error: out of memory": the analyzer lower-cases it)
             "OutOfMemoryError",
             "CUDA_ERROR_OUT_OF_MEMORY",
             "OOM when allocating tensor",
@@ -1348,7 +1360,12 @@ SIGNATURES: tuple[Signature, ...] = (
             # nccl-tests: "Test CUDA failure %s:%d '%s'"
             r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'"
             # the CUDA samples' check macro as bitsandbytes and others print it: "Error %s at line %d in file %s"
-            r"|^Error (?P<check_error>[a-z][a-z ]{2,80}?) at line \d{1,6} in file \S{1,300}\.(?:c|cu|cpp|cc)\b",
+            # (only with one of cudaGetErrorString's own strings: "Error opening config at line 3" is no CUDA error)
+            r"|^Error (?P<check_error>invalid device ordinal|invalid argument|out of memory|an illegal memory access was"
+            r" encountered|unspecified launch failure|invalid device function|misaligned address|initialization error"
+            r"|invalid configuration argument|too many resources requested for launch|no kernel image is available for"
+            r" execution on the device|device-side assert triggered|uncorrectable ECC error encountered"
+            r"|operation not supported|invalid resource handle) at line \d{1,6} in file \S{1,300}\.(?:c|cu|cpp|cc)\b",
             re.MULTILINE,
         ),
         extract=cuda_error,
@@ -1870,16 +1887,40 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.SPOT_INTERRUPTION,
         pattern=rx(
             r"""\\?"action\\?" ?: ?\\?"(?P<action>terminate|stop|hibernate)\\?", ?\\?"time\\?" ?: ?\\?"\d{4}-"""
+            # the same notice as EventBridge delivers it (Karpenter's and NTH's queue mode read these)
+            r'|"detail-type" ?: ?"EC2 Spot Instance Interruption Warning"'
         ),
         summary="EC2 spot interruption notice: {action}",
-        phrases=("action terminate time", "action stop time", "action hibernate time"),
+        phrases=(
+            "action terminate time",
+            "action stop time",
+            "action hibernate time",
+            "EC2 Spot Instance Interruption Warning",
+        ),
         fixed={"provider": "aws", "event_type": "spot-interruption"},
         examples=(
             '{"level":"warn","message":"Spot interruption payload received: {\\"action\\":\\"terminate\\",'
             '\\"time\\":\\"2025-03-31T16:34:24Z\\"}"}',
             '{"action": "stop", "time": "2017-09-18T08:22:00Z"}',
+            '{\n    "version": "0",\n    "detail-type": "EC2 Spot Instance Interruption Warning",\n    "source": "aws.ec2"',
         ),
         near_misses=('{"action": "CordonAndDrain", "time": "2023-06-12T11:47:23Z"}',),
+    ),
+    Signature(
+        # SkyPilot's managed-job controller recovering a spot cluster ("Cluster is preempted (status: %s).
+        # Recovering...", "The cluster is preempted.")
+        name="skypilot-cluster-preempted",
+        kind=Kind.SPOT_INTERRUPTION,
+        pattern=rx(r"\b[Cc]luster is preempted\b"),
+        summary="SkyPilot: the spot cluster was preempted",
+        phrases=("cluster is preempted",),
+        fixed={"action": "spot-interruption"},
+        examples=(
+            "(sky-de99-weichiang, pid=734143) I 12-10 21:39:39 controller.py:118] Cluster is preempted (status:"
+            " INIT). Recovering...",
+            "I 05-04 00:52:46 controller.py:100] The cluster is preempted.",
+        ),
+        near_misses=("Cluster is provisioned on spot instances; preemption recovery enabled",),
     ),
     Signature(
         name="nth-scheduled-event",
@@ -1986,7 +2027,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.MAINTENANCE_NOTICE,
         pattern=rx(
             r"""['"]EventType['"]: ?['"](?P<event_type>Reboot|Redeploy|Terminate|Preempt)['"]"""
-            r"""[^\n]{0,600}?['"]EventSource['"]: ?['"]Platform['"]"""
+            r"""[^{}]{0,600}?['"]EventSource['"]: ?['"]Platform['"]"""  # (within the event's object, over lines too)
             # IMDS's own order before EventSource existed (api-version 2017-2019): EventId, EventStatus, EventType.
             # A Freeze (seconds of pause) is left to the kubelet's and the node's own evidence in either form.
             r"""|['"]EventStatus['"]: ?['"]Scheduled['"], ?['"]EventType['"]: ?['"](?P<imds_type>Reboot|Redeploy|"""
@@ -2015,18 +2056,26 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r""""Code" ?: ?"(?P<event_type>instance-reboot|system-reboot|system-maintenance|instance-retirement|"""
             r"""instance-stop)"(?![^}]{0,600}"State" ?: ?"(?:canceled|completed)")"""
+            # AWS Tools for PowerShell's list ("Code         : instance-stop"), a canceled one "[Canceled] ..."
+            r"|^Code {1,16}: (?P<ps_type>instance-reboot|system-reboot|system-maintenance|instance-retirement"
+            r"|instance-stop)[ \t]*$(?!\n[ \t]{0,4}Description {1,16}: \[(?:Canceled|Completed)\])",
+            re.MULTILINE,
         ),
         summary="EC2 scheduled event: {event_type}",
         phrases=("instance-reboot", "system-reboot", "system-maintenance", "instance-retirement", "instance-stop"),
         fixed={"provider": "aws"},
+        extract=lambda m, _t: {"event_type": m.group("ps_type")} if m.group("ps_type") else {},
         examples=(
             '[ {\n  "NotBefore" : "25 Feb 2021 02:00:00 GMT",\n  "Code" : "instance-stop",\n  "Description" : "The'
             ' instance is running on degraded hardware",\n  "EventId" : "instance-event-087e363178449a61e",\n'
             '  "State" : "active"\n} ',
+            "Code         : instance-stop\nDescription  : The instance is running on degraded hardware\nNotBefore    :"
+            " 5/23/2015 12:00:00 AM",
         ),
         near_misses=(
             '{"NotBefore" : "25 Feb 2021 02:00:00 GMT", "Code" : "system-reboot", "Description" : "Canceled -'
             ' scheduled reboot", "EventId" : "instance-event-087e", "State" : "canceled"}',
+            "Code         : system-reboot\nDescription  : [Canceled] scheduled reboot",
         ),
     ),
     Signature(
@@ -2034,7 +2083,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # DUE TO TIME LIMIT ***", also for a STEP): the job's deadline, as a Slurm-on-Kubernetes pod prints it
         name="slurm-time-limit",
         kind=Kind.DEADLINE_EXCEEDED,
-        pattern=rx(r"\*\*\* (?:JOB|STEP) [\w.]{1,64} ON \S{1,128} CANCELLED AT \S{1,40} DUE TO TIME LIMIT \*\*\*"),
+        pattern=rx(r"\*\*\* (?:JOB|STEP) [\w.]{1,64}(?: ON \S{1,128})? CANCELLED AT \S{1,40} DUE TO TIME LIMIT \*\*\*"),
         summary="Slurm cancelled the job at its time limit",
         phrases=("DUE TO TIME LIMIT",),
         fixed={"reason": "DeadlineExceeded"},
@@ -2048,7 +2097,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # ... and for a job of higher priority ("... DUE TO PREEMPTION ***"): the scheduler's preemption
         name="slurm-preemption",
         kind=Kind.PREEMPTED,
-        pattern=rx(r"\*\*\* (?:JOB|STEP) [\w.]{1,64} ON \S{1,128} CANCELLED AT \S{1,40} DUE TO PREEMPTION \*\*\*"),
+        pattern=rx(r"\*\*\* (?:JOB|STEP) [\w.]{1,64}(?: ON \S{1,128})? CANCELLED AT \S{1,40} DUE TO PREEMPTION \*\*\*"),
         summary="Slurm cancelled the job to preempt it for another",
         phrases=("DUE TO PREEMPTION",),
         examples=(
@@ -2124,28 +2173,22 @@ SIGNATURES: tuple[Signature, ...] = (
         name="kubelet-eviction-pressure",
         kind=Kind.NODE_PRESSURE,
         pattern=rx(
-            r"eviction manager: attempting to reclaim (?P<resource>\w{2,32})"
+            r"[Ee]viction manager: attempting to reclaim\"?(?: resourceName=\\?\")?(?: ?(?P<resource>[\w-]{2,32}))"
             r"|node has conditions: \[(?P<condition>(?:Memory|Disk|PID)Pressure)\]"
         ),
         summary="the kubelet is short of {resource}{condition}",
         phrases=("attempting to reclaim", "node has conditions"),
+        # (one line per resource each 10 s while over the threshold: the per-node cap keeps the earliest, so a long
+        # episode cannot push a later GPU line out of a short window)
         extract=lambda m, _t: {"resource": m.group("resource") or (m.group("condition") or "")[:-8].lower()},
         examples=(
             "W0110 14:41:08.646423   23589 eviction_manager.go:332] eviction manager: attempting to reclaim imagefs",
+            'I0412 10:01:02.000000    2213 eviction_manager.go:366] "Eviction manager: attempting to reclaim"'
+            ' resourceName="ephemeral-storage"',
             "W0120 00:20:07.544864   32406 eviction_manager.go:142] Failed to admit pod kube-proxy-bbrr6_kube-system"
             "(860629c4) - node has conditions: [MemoryPressure]",
         ),
         near_misses=("eviction manager: no resources are starved",),
-    ),
-    Signature(
-        # the kubelet recording its own node NotReady (kubelet.go "Recording %s event message for node %s")
-        name="kubelet-node-not-ready",
-        kind=Kind.NODE_NOT_READY,
-        pattern=rx(r"Recording NodeNotReady event message for "),
-        summary="the kubelet reported its node NotReady",
-        phrases=("Recording NodeNotReady event",),
-        examples=("I0107 17:56:34.809399   21132 kubelet.go:2300] Recording NodeNotReady event message for node-7",),
-        near_misses=("I0107 17:56:34.809399   21132 kubelet.go:2300] Recording NodeReady event message for node-7",),
     ),
     Signature(
         # the kubelet's pod lifecycle event generator stalled ("PLEG is not healthy: pleg was last seen active %v
@@ -2375,6 +2418,21 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("printing the most recent call, last step took 3.1s",),
     ),
     Signature(
+        # TensorFlow's tf.train.Coordinator stopping the threads on an exception ("Error reported to Coordinator:
+        # %s"): the exception it names is the run's
+        name="tf-coordinator-error",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"Error reported to Coordinator: (?P<message>[^\n]{1,300})"),
+        summary="TensorFlow's coordinator stopped the run: {message}",
+        phrases=("Error reported to Coordinator",),
+        fixed={"exception": "error reported to the coordinator"},
+        examples=(
+            "2018-06-12 15:00:32,553 INFO (Thread-4-2183) Error reported to Coordinator: /dbfs/FileStore/tables/"
+            "checkpoint.tmpb97208e8; Input/output error",
+        ),
+        near_misses=("INFO:tensorflow:Coordinator stopped with threads still running",),
+    ),
+    Signature(
         name="python-exception-line",
         kind=Kind.APP_EXCEPTION,
         pattern=FINAL,
@@ -2388,6 +2446,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "?*failure",
             "?*.exceptions.?*",
             "?*.errors.?*",
+            "?*badzipfile",
+            "?*badgzipfile",
         ),
         examples=(
             "KeyError: 'input_ids'",
@@ -2397,6 +2457,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
             "google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/storage/v1/b/bucket: Caller"
             " does not have storage.buckets.get access to the Google Cloud Storage bucket.",
+            "2021-03-10T13:22:37.443Z: [1,0]<stderr>:OSError: Caught OSError in DataLoader worker process 3.",
+            "2022-01-23 02:08:36.029 tarfile.ReadError: unexpected end of data",
+            "zipfile.BadZipFile: Bad CRC-32 for file 'map_crosswalks.npy'",
         ),
         near_misses=(
             "ERROR: could not connect to the metrics endpoint",

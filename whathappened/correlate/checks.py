@@ -183,6 +183,10 @@ def since_last_start(case: Case, rule: Rule) -> Finding | None:
         last = max(starts)
         # a scheduling failure (a missing claim) is over once the pod was placed: never the cause of a pod that ran
         hits = tuple(i for i in hits if case.event(i).at >= last and not _scheduling(case.event(i)))
+    # ... and over once the scheduler gave a later reason (a claim still binding while dynamic provisioning ran, then
+    # an hour of "Insufficient nvidia.com/gpu", is no missing volume)
+    later = [case.event(i).at for i in case.fate.events if case.event(i).kind == Kind.FAILED_SCHEDULING]
+    hits = tuple(i for i in hits if not _scheduling(case.event(i)) or all(t <= case.event(i).at for t in later))
     return found(case, rule, hits) if hits else None
 
 
@@ -323,7 +327,8 @@ def pod_status(case: Case, rule: Rule) -> Finding | None:
     exits = [c.exit_code for c in pod.containers if not c.init and c.exit_code is not None]
     if pod.phase == "Succeeded" or (exits and all(code == 0 for code in exits)):
         return _status_only(case, rule, "completed")
-    if SEGFAULT_EXIT in exits:  # the program's own crash (SIGSEGV), whatever else it left unsaid
+    failed = [code for code in exits if code != 0]
+    if failed and all(code == SEGFAULT_EXIT for code in failed):  # the program's own crash (SIGSEGV), nothing else
         return _status_only(case, rule, "application-error")
     return None
 

@@ -193,7 +193,7 @@ def _ended(pod: PodInfo, events: Sequence[TimelineEvent]) -> datetime | None:
     fallback = [t for t in (pod.ended, pod.deleted) if t is not None]
     if fallback:
         return min(fallback)
-    dying = [e.at for e in events if e.kind in DYING_WORDS]
+    dying = [e.at for e in events if e.kind in DYING_WORDS or (e.kind in TERMINAL and from_log(e))]
     return max(dying) if dying else None
 
 
@@ -208,6 +208,11 @@ def _down_at_the_end(events: Sequence[TimelineEvent], terminal: Sequence[Timelin
 
 
 def _is_terminal(event: TimelineEvent) -> bool:
+    if from_log(event):
+        # a line saying the run finished, was killed or timed out ("`Trainer.fit` stopped", a scheduler's or a
+        # launcher's words about a task) tells why a pod ended, never that it did: Lightning's tuner prints the
+        # first at the start of a run that goes on; the API's status and events say when a pod ended
+        return False
     if event.kind == Kind.POD_PHASE:
         return event.attrs.get("phase") in ("Failed", "Succeeded")
     return event.kind in TERMINAL

@@ -48,6 +48,9 @@ REACTION_EXCEPTION_WORDS = (
     # with signal SIGKILL"): the parent relays the kill, which it did not cause
     "terminated with signal sigkill",
     "terminated with signal sigabrt",
+    # a DataLoader worker killed from outside ("DataLoader worker (pid N) is killed by signal: Killed."): often the
+    # memory limit, but the line does not say so
+    "is killed by signal: killed",
     # summaries of a failure elsewhere: a coordination barrier other tasks missed (JAX), Ray Train's run summary
     # ("Please inspect the previous error messages for a cause"), TensorFlow's generic wrapper of a GPU fault
     "barrier timed out",
