@@ -64,6 +64,14 @@ REASONS: dict[str, Reason] = {
     "Scheduled": Reason(Kind.POD_SCHEDULED),
     # a claim that does not exist or that nothing binds is the pod's set-up (a missing volume), not capacity
     "FailedScheduling": Reason(Kind.FAILED_SCHEDULING, refine=_MISSING_CLAIM),
+    # Kueue holding a workload back for quota ("couldn't assign flavors to pod set ...: insufficient unused quota",
+    # "Workload no longer fits after processing another workload"): its pods are never created to run
+    "Pending": Reason(
+        Kind.KUBE_EVENT,
+        refine=_rx(
+            (r"couldn't assign flavors to pod set|[Ww]orkload (?:no longer fits|didn't fit)", Kind.FAILED_SCHEDULING)
+        ),
+    ),
     "failedScheduling": Reason(Kind.FAILED_SCHEDULING, refine=_MISSING_CLAIM),  # the reason's spelling before 1.2
     "NotTriggerScaleUp": Reason(Kind.FAILED_SCHEDULING),
     "Preempted": Reason(Kind.PREEMPTED),  # default-scheduler, on the victim

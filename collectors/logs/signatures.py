@@ -120,7 +120,11 @@ SIGNATURES: tuple[Signature, ...] = (
         # later ones ("NVRM: GPU %04x:%02x:%02x.%x: GPU has fallen off the bus.").
         name="nvrm-fallen-off-bus",
         kind=Kind.GPU_XID,
-        pattern=rx(r"NVRM: GPU (?:at )?" + _PCI + r"\.\d:? (?:GPU )?has fallen off the bus"),
+        # (with or without the PCI domain: "NVRM: GPU 18:00.0: GPU has fallen off the bus.")
+        pattern=rx(
+            r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\.\d:? (?:GPU )?has"
+            r" fallen off the bus"
+        ),
         summary="GPU PCI:{pci} has fallen off the bus",
         phrases=("fallen off the bus",),
         fixed={"xid": 79, "text": "GPU has fallen off the bus."},
@@ -326,7 +330,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # gpud's Xid component: "XID %d(%s) detected on %s" with the GPU's PCI bus id
         name="gpud-xid",
         kind=Kind.GPU_XID,
-        pattern=rx(r"XID (?P<xid>\d{1,3})\((?P<text>[^)\n]{1,160})\) detected on PCI:" + _PCI),
+        pattern=rx(r"XID (?P<xid>\d{1,3}) ?\((?P<text>[^)\n]{1,160})\) detected on PCI:" + _PCI),
         summary="Xid {xid} on GPU PCI:{pci}: {text}",
         phrases=("detected on PCI",),
         convert={"xid": int},
@@ -1018,10 +1022,19 @@ SIGNATURES: tuple[Signature, ...] = (
         # (and no verbs library or one device it could not open: it uses the other devices or its sockets)
         pattern=rx(
             r"NCCL WARN (?:NET/OFI aws-ofi-nccl initialization failed|Failed to open libibverbs\.so"
-            r"|Call to ibv_open_device failed)"
+            r"|Call to ibv_open_device failed"
+            # user-buffer registration falling back to copies (p2p.cc, harmless per NCCL's maintainers) and a
+            # stray connection on NCCL's port ("socketFinalizeAccept: wrong magic": a probe, not a peer)
+            r"|rank \d{1,6} failed to IPC register userbuff|socketFinalizeAccept: wrong magic)"
         ),
         summary="NCCL: the aws-ofi-nccl plugin did not load (NCCL uses its own transports)",
-        phrases=("aws-ofi-nccl initialization failed", "Failed to open libibverbs", "Call to ibv_open_device failed"),
+        phrases=(
+            "aws-ofi-nccl initialization failed",
+            "Failed to open libibverbs",
+            "Call to ibv_open_device failed",
+            "failed to IPC register userbuff",
+            "wrong magic",
+        ),
         examples=(
             "algo-1:17778:17848 [5] nccl_net_ofi_create_plugin:259 NCCL WARN NET/OFI aws-ofi-nccl initialization failed",
         ),
@@ -1776,8 +1789,8 @@ SIGNATURES: tuple[Signature, ...] = (
         name="mlx5-cable-error",
         kind=Kind.NETWORK_ERROR,
         pattern=rx(
-            r"mlx5_core (?P<device>[0-9a-fA-F:.]{1,32}):[^\n]{0,256}?Port module event\[error\]: module (?P<module>\d+), "
-            r"(?P<detail>[^,\n]+)"
+            r"(?:mlx5_core (?P<device>[0-9a-fA-F:.]{1,32}):[^\n]{0,256}?|mlx5_core: |mlx5_port_module_event:\d{1,6}:"
+            r"\(pid \d{1,9}\): )Port module event\[error\]: module (?P<module>\d+), (?P<detail>[^\n]{1,120})"
         ),
         summary="NIC {device} port module error: {detail}",
         phrases=("Port module event",),
@@ -1813,6 +1826,59 @@ SIGNATURES: tuple[Signature, ...] = (
             "i40e 0000:22:00.0 enp34s0f0: tx_timeout recovery level 1, hung_queue 11",
         ),
         near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
+    ),
+    Signature(
+        # the fabric manager's own log: an NVSwitch fatal error it detected ("detected NVSwitch fatal error %d on fid
+        # %d on NVSwitch pci bus id %s physical id %d port %d"), or it giving up on the node's topology ("detected
+        # number of NVSwitches don't match with any supported system topology, aborting fabric manager"): the node's
+        # NVLink fabric
+        name="fabric-manager-fatal",
+        kind=Kind.NVLINK_ERROR,
+        pattern=rx(
+            r"detected NVSwitch fatal error (?P<sxid>\d{1,6}) on fid \d{1,4} on NVSwitch pci bus id"
+            r"|detected number of NVSwitches don't match with any supported system topology, aborting fabric manager"
+        ),
+        summary="fabric manager: {line}",
+        phrases=("detected NVSwitch fatal error", "aborting fabric manager"),
+        convert={"sxid": int},
+        fixed={"counter": "fabric manager"},
+        extract=whole,
+        examples=(
+            "[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus"
+            " id 00000000:86:00.0 physical id 3 port 33",
+            "detected number of NVSwitches don't match with any supported system topology, aborting fabric manager",
+        ),
+        near_misses=("detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus id 00000000:86:00.0",),
+    ),
+    Signature(
+        # RM failing NVLink link discovery between peers ("knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's
+        # postRxDetLinkMask failed!", "knvlinkUpdatePostRxDetectLinkMask_IMPL: Failed to update Rx Detect Link
+        # mask!"): the GPU's NVLinks did not train
+        name="nvrm-nvlink-rx-detect-failed",
+        kind=Kind.NVLINK_ERROR,
+        pattern=rx(r"NVRM: knvlink\w{0,60}PostRxDet\w{0,40}: [^\n]{0,80}?(?:[Ff]ailed)"),
+        summary="NVLink link discovery failed: {line}",
+        phrases=("NVRM",),
+        wildcards=("knvlink*",),
+        fixed={"counter": "nvlink rx detect"},
+        extract=whole,
+        examples=(
+            "kernel: NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!",
+            "[6619715.535712] NVRM: knvlinkUpdatePostRxDetectLinkMask_IMPL: Failed to update Rx Detect Link mask!",
+        ),
+        near_misses=("NVRM: knvlinkUpdatePostRxDetectLinkMask_IMPL: Rx Detect Link mask 0xff",),
+    ),
+    Signature(
+        # a fatal machine check the platform reported through APEI ("[Hardware Error]: event severity: fatal"):
+        # the node goes down with it
+        name="apei-fatal-hardware-error",
+        kind=Kind.NODE_REBOOTED,
+        pattern=rx(r"\[Hardware Error\]: event severity: fatal"),
+        summary="the node's hardware reported a fatal error (APEI)",
+        phrases=("event severity: fatal",),
+        fixed={"reason": "fatal hardware error"},
+        examples=("{1}[Hardware Error]: event severity: fatal",),
+        near_misses=("{1}[Hardware Error]: event severity: corrected",),
     ),
     Signature(
         # an NVSwitch's fatal error (nvswitch driver "nvidia-nvswitch%d: SXid (PCI:%s): %d, Fatal, Link %d ..."):
