@@ -3,10 +3,12 @@ and up to two minutes of clock skew between sources does not flip cause and effe
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
-from tests.correlate.builders import at, ev, exited, ran, run, verdict
+from tests.correlate.builders import at, ev, exited, pod, ran, run, verdict
 from whathappened.kinds import Kind
+from whathappened.model import ContainerInfo
 
 N = "node-a"
 
@@ -212,3 +214,85 @@ def test_a_kernel_xid_belongs_to_the_pod_whose_gpu_went_missing_with_that_uuid()
     assert verdict(result, "w-1").cause == "gpu-fallen-off-bus"
     neighbour = verdict(result, "w-0")
     assert (neighbour.cause, neighbour.root, neighbour.caused_by) == ("nccl-error", False, "w-1")
+
+
+def test_a_log_line_saying_the_run_ended_does_not_end_a_pod_the_api_still_runs():
+    """Lightning's tuner prints "`Trainer.fit` stopped: `max_steps=100` reached." before the real fit; a driver
+    relays an OOM kill of a task on another node. Neither is this pod's end while the API lists it Running."""
+    base, starts = ran("w-0", N)
+    running = replace(base, phase="Running")
+    lines = [
+        ev(Kind.JOB_COMPLETED, at(5), "w-0", N, source="logs", signature="training-finished"),
+        ev(Kind.OOM_KILLED, at(30), "w-0", N, source="logs", signature="ray-memory-monitor-kill"),
+    ]
+    assert run([running], [*starts, *lines]).verdicts == ()
+
+
+def test_the_run_finished_line_still_explains_a_pod_that_ended():
+    v = one_pod(
+        ev(Kind.JOB_COMPLETED, at(59, 50), "w-0", N, source="logs", signature="training-finished"),
+        exited("w-0", N, at(60), 1),
+    )
+    assert v.cause == "completed"
+
+
+def test_a_claim_still_binding_then_an_hour_short_of_gpus_is_unschedulable_not_a_missing_volume():
+    waiting = pod("w-0", node=None, phase="Pending", started=None)
+    events = [
+        ev(
+            Kind.CONFIG_ERROR,
+            at(1),
+            "w-0",
+            reason="FailedScheduling",
+            message="0/4 nodes are available: 4 pod has unbound immediate PersistentVolumeClaims.",
+        ),
+        ev(
+            Kind.FAILED_SCHEDULING,
+            at(3),
+            "w-0",
+            reason="FailedScheduling",
+            message="0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+        ),
+        ev(
+            Kind.FAILED_SCHEDULING,
+            at(63),
+            "w-0",
+            reason="FailedScheduling",
+            message="0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+        ),
+    ]
+    assert verdict(run([waiting], events), "w-0").cause == "unschedulable"
+
+
+def test_a_claim_that_does_not_exist_as_the_last_word_is_a_missing_volume():
+    waiting = pod("w-0", node=None, phase="Pending", started=None)
+    events = [
+        ev(
+            Kind.FAILED_SCHEDULING,
+            at(1),
+            "w-0",
+            reason="FailedScheduling",
+            message="0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+        ),
+        ev(
+            Kind.CONFIG_ERROR,
+            at(63),
+            "w-0",
+            reason="FailedScheduling",
+            message='persistentvolumeclaim "ckpt" not found',
+        ),
+    ]
+    assert verdict(run([waiting], events), "w-0").cause == "config-error"
+
+
+def test_exit_139_is_the_programs_crash_only_when_it_is_the_only_failure():
+    def ended(*codes: int) -> str:
+        containers = tuple(
+            ContainerInfo(name=f"c{n}", exit_code=code, state="terminated") for n, code in enumerate(codes)
+        )
+        base = pod("w-0", containers=containers)
+        return verdict(run([base], [ev(Kind.POD_PHASE, at(60), "w-0", N, phase="Failed")]), "w-0").cause
+
+    assert ended(139) == "application-error"
+    assert ended(139, 0) == "application-error"
+    assert ended(137, 139) != "application-error"  # a sidecar's segfault does not explain the main container
