@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import takewhile
 from pathlib import Path
 
 from whathappened.collectors.logs.extractors import named_nodes
@@ -167,23 +168,21 @@ def _fields(text: str) -> dict[str, str]:
         key = {"Exit Code": "exit", "exitCode": "exit"}.get(match["key"], match["key"].lower())
         value = match["value"]
         if _BLOCK_SCALAR.match(value):
-            indent = len(raw) - len(raw.lstrip())
-            below = [part for part in lines[i + 1 :] if part.strip()]
-            block = [part.strip() for part in _indented_more(below, indent)]
-            value = " ".join(block)
+            value = _block_below(lines[i + 1 :], _indent(raw))
         elif value.startswith("'") and not value.endswith("'"):
             value += " " + " ".join(part.strip() for part in lines[i + 1 : i + 3] if not _FIELD.match(part))
         found.setdefault(key, value.strip("'\" ,;}"))
     return found
 
 
-def _indented_more(lines: list[str], indent: int) -> list[str]:
-    taken = []
-    for part in lines:
-        if len(part) - len(part.lstrip()) <= indent:
-            break
-        taken.append(part)
-    return taken
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _block_below(lines: list[str], indent: int) -> str:
+    """A YAML block scalar's value: the non-blank lines below its key indented deeper than the key, joined."""
+    below = (part for part in lines if part.strip())
+    return " ".join(part.strip() for part in takewhile(lambda part: _indent(part) > indent, below))
 
 
 def _ended_state(text: str) -> dict[str, str]:

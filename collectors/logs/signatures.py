@@ -58,6 +58,9 @@ from whathappened.model import Severity
 _WORK = r"WorkNCCL\((?:[^()]|\([^()]*\))*\)"  # WorkNCCL(SeqNum=.., Timeout(ms)=..): one level of nested parens
 _PCI = r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
 _NCCL_RESULT = {"nccl_result": str}
+# a CUDA error as printed: torch's "CUDA error: %s", Darknet's "CUDA Error: %s" and "CUDA Error Prev: %s", Paddle v1's
+# "Cuda Error: %s" (the OOM signature reads the out-of-memory one, the CUDA error signature any other)
+_CUDA_ERROR = r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): "
 
 SIGNATURES: tuple[Signature, ...] = (
     Signature(
@@ -1192,7 +1195,7 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"Unexpected result (?P<value>nan|inf|-inf)\b[^\n]{0,200}?\(message='(?P<message>[^'\n]{1,300})'"
             # TensorFlow's NanTensorHook (Estimator, MonitoredSession): "Model diverged with loss = NaN."
-            r"|ERROR:tensorflow:(?P<message2>Model diverged with loss = NaN)|NanLossDuringTrainingError"
+            r"|ERROR:tensorflow:Model diverged with loss = NaN|NanLossDuringTrainingError"
         ),
         summary="the loss or gradients went non-finite: {line}",
         # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
@@ -1280,8 +1283,9 @@ SIGNATURES: tuple[Signature, ...] = (
         # with shape[...]", a ResourceExhaustedError) and XLA/JAX ("RESOURCE_EXHAUSTED: Out of memory while
         # trying to allocate N bytes", "Resource exhausted: Out of memory").
         pattern=rx(
-            r"CUDA out of memory|(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): out of memory|torch\.cuda\.OutOfMemoryError"
-            r"|torch\.OutOfMemoryError"
+            r"CUDA out of memory|"
+            + _CUDA_ERROR
+            + r"out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
             r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out of memory"
             r"|error=2 : out of memory|cuda runtime error \(2\) : out of memory"
             # cuBLAS / cuDNN failing to allocate their workspace or handle
@@ -1360,8 +1364,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # torch's "CUDA error: %s" (cudaGetErrorString), the THC era's "cuda runtime error (%d) : %s at
         # file:line", and the driver API's names (CUDA_ERROR_ECC_UNCORRECTABLE in TensorFlow's stream executor).
         pattern=rx(
-            # (Darknet's "CUDA Error: %s" and "CUDA Error Prev: %s", Paddle v1's "Cuda Error: %s" alike)
-            r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): (?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
+            _CUDA_ERROR + r"(?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
             # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s"
@@ -2244,9 +2247,11 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         summary="the kubelet is short of {resource}{condition}",
         phrases=("attempting to reclaim", "node has conditions"),
-        # (one line per resource each 10 s while over the threshold: the per-node cap keeps the earliest, so a long
-        # episode cannot push a later GPU line out of a short window)
-        extract=lambda m, _t: {"resource": m.group("resource") or (m.group("condition") or "")[:-8].lower()},
+        # (repeated each 10 s while over the threshold; the cap of signature lines per node keeps the earliest, so
+        # hours of one episode in a window can crowd a node's later lines out, as any repeating line can)
+        extract=lambda m, _t: {
+            "resource": m.group("resource") or (m.group("condition") or "").removesuffix("Pressure").lower()
+        },
         examples=(
             "W0110 14:41:08.646423   23589 eviction_manager.go:332] eviction manager: attempting to reclaim imagefs",
             'I0412 10:01:02.000000    2213 eviction_manager.go:366] "Eviction manager: attempting to reclaim"'

@@ -236,53 +236,29 @@ def test_the_run_finished_line_still_explains_a_pod_that_ended():
     assert v.cause == "completed"
 
 
-def test_a_claim_still_binding_then_an_hour_short_of_gpus_is_unschedulable_not_a_missing_volume():
+SHORT_OF_GPUS = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
+
+
+def _unscheduled(*said: tuple[float, Kind, str]) -> str:
+    """The cause of a pod the scheduler never placed, from its FailedScheduling Events (minute, kind, message)."""
     waiting = pod("w-0", node=None, phase="Pending", started=None)
-    events = [
-        ev(
-            Kind.CONFIG_ERROR,
-            at(1),
-            "w-0",
-            reason="FailedScheduling",
-            message="0/4 nodes are available: 4 pod has unbound immediate PersistentVolumeClaims.",
-        ),
-        ev(
-            Kind.FAILED_SCHEDULING,
-            at(3),
-            "w-0",
-            reason="FailedScheduling",
-            message="0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
-        ),
-        ev(
-            Kind.FAILED_SCHEDULING,
-            at(63),
-            "w-0",
-            reason="FailedScheduling",
-            message="0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
-        ),
-    ]
-    assert verdict(run([waiting], events), "w-0").cause == "unschedulable"
+    events = [ev(kind, at(minute), "w-0", reason="FailedScheduling", message=message) for minute, kind, message in said]
+    return verdict(run([waiting], events), "w-0").cause
+
+
+def test_a_claim_still_binding_then_an_hour_short_of_gpus_is_unschedulable_not_a_missing_volume():
+    unbound = "0/4 nodes are available: 4 pod has unbound immediate PersistentVolumeClaims."
+    cause = _unscheduled(
+        (1, Kind.CONFIG_ERROR, unbound),
+        (3, Kind.FAILED_SCHEDULING, SHORT_OF_GPUS),
+        (63, Kind.FAILED_SCHEDULING, SHORT_OF_GPUS),
+    )
+    assert cause == "unschedulable"
 
 
 def test_a_claim_that_does_not_exist_as_the_last_word_is_a_missing_volume():
-    waiting = pod("w-0", node=None, phase="Pending", started=None)
-    events = [
-        ev(
-            Kind.FAILED_SCHEDULING,
-            at(1),
-            "w-0",
-            reason="FailedScheduling",
-            message="0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
-        ),
-        ev(
-            Kind.CONFIG_ERROR,
-            at(63),
-            "w-0",
-            reason="FailedScheduling",
-            message='persistentvolumeclaim "ckpt" not found',
-        ),
-    ]
-    assert verdict(run([waiting], events), "w-0").cause == "config-error"
+    missing = 'persistentvolumeclaim "ckpt" not found'
+    assert _unscheduled((1, Kind.FAILED_SCHEDULING, SHORT_OF_GPUS), (63, Kind.CONFIG_ERROR, missing)) == "config-error"
 
 
 def test_exit_139_is_the_programs_crash_only_when_it_is_the_only_failure():

@@ -151,8 +151,8 @@ def unavailable_gpu_text(event: TimelineEvent) -> bool:
 
 # The kubelet's admission refusals, by status or event reason, and by the words of their messages ("Pod was
 # rejected: Node didn't have enough resource: nvidia.com/gpu, ...", "Allocate failed due to ... which is unexpected").
-# the kubelet's admission refusals; the topology manager's reason had blanks before 1.18 ("Topology Affinity Error")
-# (before 1.10 the kubelet named the scheduler predicate its admission failed: "PodFitsHostPorts", "MatchNodeSelector")
+# The topology manager's reason had blanks before 1.18 ("Topology Affinity Error"); before 1.10 the kubelet named the
+# scheduler predicate its admission failed ("PodFitsHostPorts", "MatchNodeSelector").
 _ADMISSION_REASONS = (
     "unexpectedadmissionerror",
     "nodeaffinity",
