@@ -52,6 +52,8 @@ NODE_REASONS = frozenset(
 )
 # NVSentinel's health watches are node conditions ("GpuXidWatchIsNotHealthy", "GpuAllWatchIsNotHealthy", ...)
 NODE_REASON_SUFFIX = "WatchIsNotHealthy"
+# the EKS node monitoring agent's GPU reasons, numbered (DCGM health codes, Xids)
+NODE_REASON_NUMBERED = re.compile(r"^(?:DCGMHealthCode|DCGMFieldError|NvidiaXID)\d+\w*$")
 JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
 FINISHED_REASONS = frozenset({"Completed", "Succeeded"})
 # the topology manager's reason was "Topology Affinity Error" before 1.18
@@ -67,8 +69,12 @@ ADMISSION_REASONS = frozenset(
 )
 _ADMISSION_MESSAGE = re.compile(r"^\s*(?:Pod was rejected: |Pod )?Allocate failed due to")
 # Events only a pod that never ran gets (the scheduler's, and cluster-autoscaler's about a pending pod)
-# (failedScheduling: its 2015 spelling; Pending: Kueue holding the workload back, its pods never created)
-NEVER_RAN_REASONS = frozenset({"FailedScheduling", "failedScheduling", "NotTriggerScaleUp", "Pending"})
+# (failedScheduling: its 2015 spelling; Pending: Kueue holding the workload back, its pods never created; a gang
+# scheduler's pod group Unschedulable; a Job controller's FailedCreate: the pod never created)
+NEVER_RAN_REASONS = frozenset(
+    {"FailedScheduling", "failedScheduling", "NotTriggerScaleUp", "Pending", "Unschedulable", "NotEnoughResources",
+     "FailedCreate"}
+)  # fmt: skip
 # kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message; get's object column
 # ("node/ip-10-1-2-3"); custom columns (first and last seen, count, source) before the type, the message right after
 # the reason
@@ -97,9 +103,11 @@ def real_lines(where: tuple[str, ...] = PLACED, path: Path = REAL_LINES) -> list
     return [RealLine(**{k: v for k, v in row.items() if k in fields}) for row in rows if row["where"] in where]
 
 
-def recording(line: RealLine, agent: str | None = None) -> Recording:
+def recording(line: RealLine, agent: str | None = None, split: bool = False) -> Recording:
     """The line's incident; with ``agent``, a container-log line is printed instead by that node agent's pod
-    (kube-system) on the experiment pod's node, as aws-node-termination-handler or Karpenter print theirs."""
+    (kube-system) on the experiment pod's node, as aws-node-termination-handler or Karpenter print theirs. With
+    ``split``, a log text of several lines is a document per line, a millisecond apart, as a shipper without a
+    multiline rule sends them (the default: one document, as one with such a rule, or a paste, holds them)."""
     s = Setup(
         f"real-{line.id}",
         f"One pod ends; the only evidence is a real {line.where} line ({line.source_url}).",
@@ -119,8 +127,11 @@ def recording(line: RealLine, agent: str | None = None) -> Recording:
     pod, node = pods[0], nodes[0]
     t = day(11, 21, 6, 40)
     training_chatter(rec, ids, pods, t - timedelta(minutes=2))
+    texts = [one for one in line.text.split("\n") if one.strip()] if split else [line.text]
+    stamps = [t + timedelta(milliseconds=i - len(texts) + 1) for i in range(len(texts))]
     if line.where == "kernel-log":
-        rec.kernel(node, t, _as_the_pods_cgroup(line.text, pod.uid))
+        for at, text in zip(stamps, texts, strict=True):
+            rec.kernel(node, at, _as_the_pods_cgroup(text, pod.uid))
     elif line.where == "container-log" and agent is not None:
         helper = dataclasses.replace(
             pod, name=f"{agent}-x7k2p", namespace="kube-system", uid=ids.uuid("pod", "kube-system", agent),
@@ -129,7 +140,8 @@ def recording(line: RealLine, agent: str | None = None) -> Recording:
         rec.pods.append(helper)
         rec.say(helper, t, _about_this_node(line.text, node.name))
     elif line.where == "container-log":
-        rec.say(pod, t, line.text)
+        for at, text in zip(stamps, texts, strict=True):
+            rec.say(pod, at, text)
     if line.where in ("k8s-event", "pod-status", "container-status"):
         _place_kubernetes(rec, line, pod, node, t)
     else:
@@ -240,7 +252,7 @@ def _event_row(text: str, reason: str) -> str:
 
 
 def _on_the_node(reason: str) -> bool:
-    return reason in NODE_REASONS or reason.endswith(NODE_REASON_SUFFIX)
+    return reason in NODE_REASONS or reason.endswith(NODE_REASON_SUFFIX) or bool(NODE_REASON_NUMBERED.match(reason))
 
 
 def _refused_at_admission(reason: str, text: str) -> bool:
@@ -341,6 +353,6 @@ def _event(name: str, kind: str, pod: Pod, t: datetime, reason: str, message: st
     )
 
 
-def write(line: RealLine, folder: Path, agent: str | None = None) -> Path:
-    write_recording(recording(line, agent), folder, seed=20261121)
+def write(line: RealLine, folder: Path, agent: str | None = None, split: bool = False) -> Path:
+    write_recording(recording(line, agent, split), folder, seed=20261121)
     return folder

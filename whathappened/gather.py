@@ -13,11 +13,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from whathappened.errors import SourceError, WhathappenedError, scrub
+from whathappened.kinds import Kind
 from whathappened.model import SourceReport, SourceStatus, TimelineEvent
 from whathappened.scope import Collector, Discovery, LeavesEvents, Query, Scope, merge_nodes, merge_pods
 from whathappened.timeline import merge_timeline
 
 DEFAULT_DEADLINE_S = 20.0
+_READ_ELSEWHERE = frozenset({Kind.LOG_LINE, Kind.CONTAINER_TERMINATED})  # may hold log lines (a termination message)
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,20 @@ def gather(
     ordered = tuple(reports[name] for name in _source_order(reports))
     events = [r.collection.value for r in runs if r.collection.done and isinstance(r.collection.value, list)]
     candidates = tuple(sorted({name for d in found for name in d.candidates}))
-    return Gathered(scope=scope, timeline=merge_timeline(*events), sources=ordered, candidates=candidates)
+    timeline = merge_timeline(*events)
+    return Gathered(scope=scope, timeline=_with_lines_read(timeline), sources=ordered, candidates=candidates)
+
+
+def _with_lines_read(timeline: tuple[TimelineEvent, ...]) -> tuple[TimelineEvent, ...]:
+    """The timeline with what the log lines other sources read say (the containers' last lines the API served,
+    their termination messages), read by the log source's signatures: without a log store they are a dead
+    rank's only words. The signatures are imported only when there are such lines."""
+    if not any(e.kind in _READ_ELSEWHERE for e in timeline):
+        return timeline
+    from whathappened.collectors.logs.elsewhere import events_from_lines
+
+    read = events_from_lines(timeline)
+    return merge_timeline(timeline, read) if read else timeline
 
 
 def _read_left_events(runs: Sequence[_Run], scope: Scope, until: float, clock: Callable[[], float]) -> None:

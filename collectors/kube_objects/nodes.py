@@ -48,6 +48,18 @@ _EKS_GPU_REASONS: Mapping[str, Kind] = {
     "NvidiaNVLinkError": Kind.NVLINK_ERROR,
     "NvidiaThermalError": Kind.GPU_THERMAL,
 }
+# The EKS node monitoring agent names a DCGM health incident by its code alone (reason "DCGMHealthCode<N>", message
+# "DCGM detected issues in health check system with error code <N>"): dcgm_errors.h's dcgmError_t. The codes that
+# name a GPU fault; the others (DCGM_FR_XID_ERROR 101 is any Xid, an application's too; a pending row remap; the
+# IMEX daemon's state) decide nothing by themselves.
+_DCGM_HEALTH_CODE = re.compile(r"\bDCGMHealthCode(\d{1,3})\b|\bhealth check system with error code (\d{1,3})\b")
+_DCGM_FAULTS: Mapping[int, Kind] = {
+    **dict.fromkeys((4, 8, 52, 57, 58, 81, 83, 84, 103, 106, 118, 132), Kind.GPU_ECC_DBE),  # DBE, uncontained (95)
+    80: Kind.GPU_ROW_REMAP_FAILURE,
+    **dict.fromkeys((13, 14, 15, 70, 71, 99, 109, 119, 121), Kind.NVLINK_ERROR),  # links, NVSwitch fatal (SXid)
+    **dict.fromkeys((40, 41, 42), Kind.GPU_THERMAL),  # thermal violations, temperature too high
+    120: Kind.GPU_MISSING,  # DCGM_FR_FALLEN_OFF_BUS
+}
 _GPU_IN_TEXT = re.compile(r"\bGPU:(\d{1,2})\b")
 _UUID_IN_TEXT = re.compile(r"GPU_UUID:(GPU-[0-9a-fA-F-]{36})")
 _CONDITION_NOTICES = {
@@ -214,6 +226,10 @@ def gpu_health(ctype: str, reason: str, message: str, attrs: dict[str, Any]) -> 
             return Kind.GPU_XID, gpu.group(1) if gpu else None
     if reason in _EKS_GPU_REASONS:
         return _EKS_GPU_REASONS[reason], gpu.group(1) if gpu else None
+    code = _DCGM_HEALTH_CODE.search(f"{reason} {message}")
+    if code:
+        attrs["dcgm_code"] = int(code.group(1) or code.group(2))
+        return _DCGM_FAULTS.get(attrs["dcgm_code"], Kind.NODE_CONDITION), gpu.group(1) if gpu else None
     lowered = words.lower()
     if any(code in lowered for code in _SOFTWARE_CODES):
         return Kind.NODE_CONDITION, None

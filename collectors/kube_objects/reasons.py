@@ -48,6 +48,10 @@ _RELAYED = _rx(
         Kind.NODE_NOT_READY,
     ),
 )
+# kube-scheduler's cache racing its own bind (scheduler.go: "AssumePod failed: %v"; cache.go: "pod %v(%v) is in the
+# cache, so can't be assumed")
+_SCHEDULER_RACE = _rx((r"AssumePod failed|is in the cache, so can't be assumed", Kind.KUBE_EVENT))
+
 _IMAGE = r"ErrImagePull|ImagePullBackOff|Failed to pull image|pull access denied|manifest unknown|InvalidImageName|ErrImageNeverPull"
 
 
@@ -63,7 +67,9 @@ REASONS: dict[str, Reason] = {
     # --- scheduling ---
     "Scheduled": Reason(Kind.POD_SCHEDULED),
     # a claim that does not exist or that nothing binds is the pod's set-up (a missing volume), not capacity
-    "FailedScheduling": Reason(Kind.FAILED_SCHEDULING, refine=_MISSING_CLAIM),
+    # ("AssumePod failed: pod ... is in the cache, so can't be assumed": the scheduler's own cache racing a bind it
+    # already made, retried, not a shortage)
+    "FailedScheduling": Reason(Kind.FAILED_SCHEDULING, refine=(*_MISSING_CLAIM, *_SCHEDULER_RACE)),
     # Kueue holding a workload back for quota ("couldn't assign flavors to pod set ...: insufficient unused quota",
     # "Workload no longer fits after processing another workload"): its pods are never created to run
     "Pending": Reason(
@@ -74,6 +80,14 @@ REASONS: dict[str, Reason] = {
     ),
     "failedScheduling": Reason(Kind.FAILED_SCHEDULING, refine=_MISSING_CLAIM),  # the reason's spelling before 1.2
     "NotTriggerScaleUp": Reason(Kind.FAILED_SCHEDULING),
+    # gang schedulers on the pod group: Volcano ("1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending,
+    # 1 minAvailable"; the condition's reason NotEnoughResources), kube-batch ("not enough resource for job")
+    "Unschedulable": Reason(Kind.FAILED_SCHEDULING),
+    "NotEnoughResources": Reason(Kind.FAILED_SCHEDULING),
+    # a Job controller refused the pod itself: a namespace quota ("... is forbidden: exceeded quota: ...") holds it
+    # back as capacity does; its other refusals (a webhook timing out, "already exists", a namespace terminating)
+    # pass or say nothing of the pods
+    "FailedCreate": Reason(Kind.KUBE_EVENT, refine=_rx((r"exceeded quota", Kind.FAILED_SCHEDULING))),
     "Preempted": Reason(Kind.PREEMPTED),  # default-scheduler, on the victim
     "Preempting": Reason(Kind.PREEMPTED),  # kubelet, critical pod admission
     # the kubelet refusing a pod the scheduler placed (its admission; the pod fails with the same reason):
@@ -91,7 +105,21 @@ REASONS: dict[str, Reason] = {
         refine=_rx(
             (_IMAGE, Kind.IMAGE_PULL_FAILED),
             (r"CreateContainerConfigError", Kind.CONFIG_ERROR),
+            (r"^ReachedMaxRestarts|reaching max number of restarts", Kind.DEADLINE_EXCEEDED),
+            # runc's own init killed by the memory limit before the program ran ("container init was OOM-killed
+            # (memory limit too low?)"): the limit, as an OOM kill of the program would be
+            (r"container init was OOM-killed", Kind.OOM_KILLED),
             (r"failed to reserve container name|context deadline exceeded", Kind.KUBE_EVENT),
+        ),
+    ),
+    # the kubelet before 1.6 reported every failed sync under one reason, the step's own reason in the message
+    # ('Error syncing pod, skipping: failed to "StartContainer" for "trainer" with ErrImagePull: ...')
+    "FailedSync": Reason(
+        Kind.KUBE_EVENT,
+        refine=_rx(
+            (r"with (?:ErrImagePull|ImagePullBackOff|ErrImageNeverPull|InvalidImageName)\b", Kind.IMAGE_PULL_FAILED),
+            (r"with (?:RunContainerError|CreateContainerConfigError|CreateContainerError)\b", Kind.CONFIG_ERROR),
+            (r"with CrashLoopBackOff\b", Kind.BACK_OFF),
         ),
     ),
     "ErrImagePull": Reason(Kind.IMAGE_PULL_FAILED),
@@ -146,6 +174,9 @@ REASONS: dict[str, Reason] = {
     "EvictionByEvictionAPI": Reason(Kind.EVICTION_API),
     "DeadlineExceeded": Reason(Kind.DEADLINE_EXCEEDED),
     "BackoffLimitExceeded": Reason(Kind.DEADLINE_EXCEEDED),
+    # JobSet out of restarts ("jobset failed due to reaching max number of restarts"; before v0.5 the event's reason
+    # was "Failed" and its message "ReachedMaxRestarts%!(EXTRA string=...)")
+    "ReachedMaxRestarts": Reason(Kind.DEADLINE_EXCEEDED),
     "PodFailurePolicy": Reason(Kind.DEADLINE_EXCEEDED),
     "Completed": Reason(Kind.JOB_COMPLETED),
     "AllJobsCompleted": Reason(Kind.JOB_COMPLETED),  # JobSet

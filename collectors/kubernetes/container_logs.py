@@ -29,7 +29,7 @@ def log_events(raw: bytes, subject: Subject, previous: bool, source: str) -> lis
     # Split on LF only: str.splitlines would also cut at each \r of a redrawn progress bar, and the frames after
     # the first carry no timestamp, so a line printed over a bar was dropped. The last frame is what the
     # terminal showed.
-    for line in raw.decode("utf-8", errors="replace").split("\n"):
+    for seq, line in enumerate(raw.decode("utf-8", errors="replace").split("\n")):
         stamp, _, message = line.rstrip("\r").partition(" ")
         if "\r" in message:
             frames = [frame for frame in message.split("\r") if frame.strip()]
@@ -45,7 +45,9 @@ def log_events(raw: bytes, subject: Subject, previous: bool, source: str) -> lis
                 severity=severity_of(Kind.LOG_LINE),
                 summary=message[:500],
                 subject=subject,
-                attrs={"previous": previous, "line": message},
+                # seq: the line's place in the log; lines written at once share a stamp, and the timeline orders
+                # ties by their text
+                attrs={"previous": previous, "line": message, "seq": seq},
             )
         )
     return found

@@ -9,6 +9,7 @@ lives here, so a snapshot and a live store that hold the same documents give the
 from __future__ import annotations
 
 import heapq
+import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -18,6 +19,7 @@ from string import Formatter
 from typing import Any
 
 from whathappened.collectors.kube_objects import parse as kube_parse
+from whathappened.collectors.logs.blocks import pieces
 from whathappened.collectors.logs.discover import SOURCE, Doc, discover_from_documents, near_window
 from whathappened.collectors.logs.extractors import Signature, traceback_attrs
 from whathappened.collectors.logs.fields import (
@@ -53,12 +55,18 @@ __all__ = [
     "ended_targets",
     "events_from_documents",
     "mapping_for",
+    "match_document",
     "match_line",
+    "one_json_value",
     "reading_for",
+    "signature_event",
 ]
 
 MAX_ATTR = 200
 END_SLACK = timedelta(seconds=5)  # a container's last line is stamped a moment after kubelet saw it end
+DOCUMENT_LINES = 100  # of a longer document, the lines read piece by piece at each end (where failures are said)
+MAX_JSON_VALUE = 1 << 16  # a notice is a few KB; longer texts are not parsed to find out whether they are one
+_PIECE = timedelta(microseconds=1)  # a document's pieces keep their order on the timeline, at its time
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,55 @@ def match_line(text: str) -> LineMatch | None:
             return LineMatch(signature, {"uuid": context.attrs["uuid"], **match.attrs})
         return match
     return context
+
+
+def match_document(text: str) -> list[tuple[int, LineMatch, str]]:
+    """(line index, match, text matched) of what a document says. A one-line document is its line's match. A
+    document of several lines (a shipper's multiline rule, a paste, a termination message) is each of its pieces'
+    (``blocks.pieces``: its lines, a traceback as one; a line repeated, as a launcher's SIGTERM to each worker,
+    counted once), the earliest first, as the same lines one document each would be; and the whole text's, where it
+    says what no piece does (a line wrapped in two, a status block) or more than the piece of its kind (torchrun's
+    ChildFailedError record names the failed rank on its later lines). A JSON document printed over lines is one
+    thing said (a cloud's notice with its state: a line of it may name a reboot the next line calls canceled). Of
+    a very long document only the first and last ``DOCUMENT_LINES`` lines are read piece by piece."""
+    whole = match_line(text)
+    lines = text.split("\n")
+    if len(lines) < 2 or one_json_value(text):
+        return [(0, whole, text)] if whole is not None else []
+    found: list[tuple[int, LineMatch, str]] = []
+    for index, piece in pieces(_ends(lines)):
+        hit = match_line(piece) if piece.strip() else None
+        if hit is not None and (not found or found[-1][1].signature is not hit.signature):
+            found.append((index, hit, piece))
+    if whole is None:
+        return found
+    same = next((k for k, (_, hit, _) in enumerate(found) if hit.signature is whole.signature), None)
+    if same is None:
+        found.insert(0, (0, whole, text))
+    else:
+        index, hit, _piece = found[same]
+        found[same] = (index, LineMatch(hit.signature, {**hit.attrs, **whole.attrs}), text)
+    return found
+
+
+def one_json_value(text: str) -> bool:
+    """Whether the text is one JSON object or array (pretty-printed over lines), not a line that opens with a
+    bracket (``[rank3]:``, ``[2024-05-01 ...]``, glog's ``[E1120 ...]``)."""
+    stripped = text.strip()
+    if stripped[:1] not in "{[" or stripped[-1:] not in "}]" or len(stripped) > MAX_JSON_VALUE:
+        return False
+    try:
+        json.loads(stripped)
+    except ValueError:
+        return False
+    return True
+
+
+def _ends(lines: list[str]) -> list[str]:
+    """A long document's first and last DOCUMENT_LINES lines (the middle as blanks, so the indexes stay)."""
+    if len(lines) <= 2 * DOCUMENT_LINES:
+        return lines
+    return [*lines[:DOCUMENT_LINES], *([""] * (len(lines) - 2 * DOCUMENT_LINES)), *lines[-DOCUMENT_LINES:]]
 
 
 def _same_pci(one: LineMatch, other: LineMatch) -> bool:
@@ -170,15 +227,16 @@ def events_from_documents(
         if line is None:
             continue
         at, subject, text = line
-        hit = match_line(text)
-        if hit is not None and subject.pod is None and "nodes" in hit.attrs:
-            named = _named_node(subject, str(hit.attrs["nodes"]).split(), nodes)
+        hits = match_document(text)
+        named_nodes = next((str(hit.attrs["nodes"]) for _, hit, _ in hits if "nodes" in hit.attrs), None)
+        if named_nodes is not None and subject.pod is None:
+            named = _named_node(subject, named_nodes.split(), nodes)
             if named is None:
                 continue  # a cluster-wide controller's line about nodes outside the scope
             subject = named
         key = ("pod", f"{subject.namespace}/{subject.pod}") if subject.pod else ("node", subject.node or "")
-        if hit is not None:
-            matched[key].append((at, text, order, subject, hit))
+        for index, hit, piece in hits:
+            matched[key].append((at + _PIECE * index, piece, order, subject, hit))
         for target in by_pod.get((subject.namespace or "", subject.pod or ""), ()):
             _keep_tail(tails[target], target, limits.last_lines, (at, text, order, subject))
     events = _signature_events(matched, limits.per_pod)
@@ -255,16 +313,20 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
             if "pci" in attrs and attrs["pci"].lower() in uuids:
                 attrs["uuid"] = uuids[attrs["pci"].lower()]
             attrs["signature"] = hit.signature.name
-            events.append(_event(at, hit.signature, attrs, subject, text))
+            events.append(signature_event(at, hit.signature, attrs, subject, text))
     return events
 
 
-def _event(at: datetime, signature: Signature, attrs: dict[str, Any], subject: Subject, text: str) -> TimelineEvent:
+def signature_event(
+    at: datetime, signature: Signature, attrs: dict[str, Any], subject: Subject, text: str, source: str = SOURCE
+) -> TimelineEvent:
+    """A line that matched a signature as the timeline's event, from ``source`` (the log store unless another source
+    read the line: see ``elsewhere``)."""
     kind = signature.kind or Kind.LOG_LINE
     severity: Severity = signature.severity or XID_SEVERITY.get(attrs.get("xid", -1)) or severity_of(kind)
     return TimelineEvent(
         at=at,
-        source=SOURCE,
+        source=source,
         kind=kind,
         severity=severity,
         summary=_summary(signature, attrs, text),

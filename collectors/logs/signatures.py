@@ -455,9 +455,10 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nccl-watchdog-timeout",
         kind=Kind.NCCL_TIMEOUT,
         pattern=rx(
-            r"(?:Watchdog c|C)aught collective operation timeout:\s{1,4}"
+            # the work may be on the next line (a shipper or a paste wrapped it): the words alone say it timed out
+            r"(?:Watchdog c|C)aught collective operation timeout:(?:\s{1,4}"
             + _WORK
-            + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?"
+            + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?|\s*$)"
             # 2.3+: the watchdog's own line when it finds a work past its timeout ("Timeout at NCCL work: %d, last
             # enqueued NCCL work: %d, last completed NCCL work: %d.")
             + r"|Timeout at NCCL work: (?P<seq>\d{1,12}), last enqueued NCCL work"
@@ -497,15 +498,22 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-watchdog-stuck",
         kind=Kind.NCCL_TIMEOUT,
-        pattern=rx(r"watchdog got stuck for (?P<stuck_s>\d+) seconds|Heartbeat monitor timed out"),
+        # the heartbeat monitor's last words on the same hang (torch 2.3+: "Terminating the process after attempting
+        # to dump debug info, due to ProcessGroupNCCL watchdog hang.")
+        pattern=rx(
+            r"watchdog got stuck for (?P<stuck_s>\d+) seconds|Heartbeat monitor timed out"
+            r"|due to ProcessGroupNCCL watchdog hang"
+        ),
         summary="NCCL watchdog hung (heartbeat monitor)",
-        phrases=("watchdog got stuck for", "Heartbeat monitor timed out"),
+        phrases=("watchdog got stuck for", "Heartbeat monitor timed out", "ProcessGroupNCCL watchdog hang"),
         convert={"stuck_s": int},
         fixed={"hang": True},
         extract=ranked,
         examples=(
             "[rank1]:[E1111 17:10:53] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress",
             "Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2",
+            "[rank2]:[F205 18:19:06.383067836 ProcessGroupNCCL.cpp:1614] [PG ID 17 PG GUID 137 Rank 2] Terminating the"
+            " process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.",
         ),
         near_misses=("[Rank 0] ProcessGroupNCCL initialization options: TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC: 480",),
     ),

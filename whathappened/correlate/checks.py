@@ -33,6 +33,8 @@ from whathappened.correlate.rule import Rule
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 
+OWN_RANK_NEAR = timedelta(seconds=30)  # a launcher reports its own rank's death within its monitor's few seconds
+
 NOTICE_LOOKBACK = timedelta(days=7)  # scheduled maintenance is announced up to days ahead
 SPOT_LOOKBACK = timedelta(minutes=30)  # spot notices come 30 s (Azure, GCP) to 2 min (AWS) ahead
 
@@ -266,11 +268,20 @@ def job_limit(case: Case, rule: Rule) -> Finding | None:
 
 
 def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
-    """torchrun/mpirun tearing its ranks down is a reaction, unless the pod's own SIGTERM came first."""
+    """torchrun/mpirun tearing its ranks down is a reaction to another rank, unless the pod's own SIGTERM came first
+    or the launcher said, moments around it, that one of its own ranks had died (torchrun sends its SIGTERMs and
+    then reports "failed (exitcode: -9) local_rank: 3": the teardown answers its own rank's death, whatever killed
+    that)."""
     hits = case.find(rule.kinds, rule.on, rule.before, rule.after, words.teardown)
     told_to_stop = case.find((Kind.SIGTERM_RECEIVED, Kind.KILLING), POD, rule.before, rule.after)
     first_stop = min((case.event(i).at for i in told_to_stop), default=None)
-    hits = tuple(i for i in hits if first_stop is None or case.event(i).at < first_stop)
+    own = [case.event(i).at for i in case.find(rule.kinds, POD, rule.before, rule.after, words.own_rank_record)]
+    hits = tuple(
+        i
+        for i in hits
+        if (first_stop is None or case.event(i).at < first_stop)
+        and not any(abs(case.event(i).at - at) <= OWN_RANK_NEAR for at in own)
+    )
     return found(case, rule, hits) if hits else None
 
 

@@ -110,6 +110,7 @@ OWN_RANK_SIGNATURES = frozenset(
     }
 )
 _CRASH_EXITS = frozenset({-11, 139})
+_ABORT_EXITS = frozenset({-6, 134})
 # the signals a program's own fault raises (SIGILL, SIGFPE, SIGSEGV), as mpirun reports a rank ended by one
 _CRASH_SIGNALS = frozenset({4, 8, 11})
 
@@ -121,6 +122,16 @@ def own_rank_failed(event: TimelineEvent) -> bool:
         return False
     code = event.attrs.get("exit_code")
     return isinstance(code, int) and (0 < code < 128 or code in _CRASH_EXITS)
+
+
+def own_rank_record(event: TimelineEvent) -> bool:
+    """The launcher's record of its own rank's death with an exit code other than a reaction's: its ranks were
+    torn down for that rank, not for a peer. A SIGTERM's is its own teardown; a SIGABRT's is as often the NCCL
+    watchdog aborting a rank that waited on a peer."""
+    if event.attrs.get("signature") not in OWN_RANK_SIGNATURES or event.attrs.get("relayed"):
+        return False
+    code = event.attrs.get("exit_code")
+    return isinstance(code, int) and code not in _ABORT_EXITS and not teardown(event)
 
 
 def nvlink_text(event: TimelineEvent) -> bool:

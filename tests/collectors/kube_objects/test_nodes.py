@@ -159,6 +159,37 @@ def test_eks_node_monitoring_agent_reasons_name_the_gpu_fault(reason: str, kind:
     assert (event.kind, event.attrs.get("xid")) == (kind, xid)
 
 
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        (4, Kind.GPU_ECC_DBE),  # DCGM_FR_VOLATILE_DBE_DETECTED
+        (81, Kind.GPU_ECC_DBE),  # DCGM_FR_UNCONTAINED_ERROR (Xid 95)
+        (80, Kind.GPU_ROW_REMAP_FAILURE),
+        (14, Kind.NVLINK_ERROR),  # DCGM_FR_NVLINK_DOWN
+        (109, Kind.NVLINK_ERROR),  # DCGM_FR_SXID_ERROR
+        (41, Kind.GPU_THERMAL),  # DCGM_FR_THERMAL_VIOLATIONS_TS
+        (120, Kind.GPU_MISSING),  # DCGM_FR_FALLEN_OFF_BUS
+        (101, Kind.NODE_CONDITION),  # DCGM_FR_XID_ERROR: any Xid, an application's too
+        (85, Kind.NODE_CONDITION),  # DCGM_FR_PENDING_ROW_REMAP: repaired at the next reset
+        (122, Kind.NODE_CONDITION),  # DCGM_FR_IMEX_UNHEALTHY
+    ],
+)
+def test_eks_agent_dcgm_health_codes_name_the_fault_dcgm_errors_h_gives_them(code: int, kind: Kind) -> None:
+    """The agent's DCGM health incidents carry only dcgm_errors.h's number, as a node condition (fatal) or an Event
+    (aws/eks-node-monitoring-agent monitors/nvidia/dcgm/dcgm_healthcheck.go)."""
+    message = f"DCGM detected issues in health check system with error code {code}"
+    [condition] = condition_events({"type": "AcceleratedHardwareReady", "status": "False",
+                                    "reason": f"DCGMHealthCode{code}", "message": message,
+                                    "lastTransitionTime": "2026-06-30T16:57:54Z"})  # fmt: skip
+    event = parse_event({
+        "involvedObject": {"kind": "Node", "name": "ip-10-0-1-20.ec2.internal"}, "reason": f"DCGMHealthCode{code}",
+        "message": message, "type": "Warning", "source": {"component": "eks-node-monitoring-agent"},
+        "lastTimestamp": "2026-06-30T16:57:54Z",
+    })  # fmt: skip
+    assert event is not None
+    assert (condition.kind, event.kind, event.attrs["dcgm_code"]) == (kind, kind, code)
+
+
 def test_a_cordon_by_nvsentinel_names_the_remediator_and_its_reason() -> None:
     """NVSentinel's fault-quarantine cordons the node and leaves its health event in an annotation: the cordon
     is its act (nvsentinel common QuarantineHealthEventAnnotationKey and QuarantineHealthEventIsCordoned)."""

@@ -1,0 +1,52 @@
+"""A log text of several lines, in the pieces that each say one thing: its lines, a Python traceback as one.
+
+A document may hold several lines (a shipper's multiline rule, a paste, a termination message) and lines read one
+by one may belong together (a traceback the API served line by line). Either way a traceback's frames name the
+failing code only with its exception line, and the other lines each tell their own happening: a rank's own error,
+then its launcher tearing the others down, then the launcher's summary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+TRACEBACK = "Traceback (most recent call last):"
+# A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
+# "torch.OutOfMemoryError: CUDA out of memory.", "KeyboardInterrupt")
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|\s*$)")
+
+
+def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """(index of the piece's last line, its text): each line, a Python traceback joined from its header to its
+    exception line. Every line of a traceback may carry the same prefix (torchrun's ``[rank3]:``, a launcher's tag):
+    it is the text before "Traceback" and is taken off the joined lines. A traceback cut off, or broken into by a
+    line that is neither a frame nor its exception (another rank's line, a launcher's), is left as lines. A chained
+    traceback ("During handling of the above exception ...") is a piece of its own."""
+    block: list[tuple[int, str]] = []
+    prefix = ""
+    for index, text in enumerate(lines):
+        if block:
+            rest = text[len(prefix) :] if text.startswith(prefix) else None
+            if rest is not None and _inside(rest):
+                block.append((index, rest))
+                continue
+            if rest is not None and _EXCEPTION_LINE.match(rest):
+                block.append((index, rest))
+                yield index, "\n".join(line for _, line in block)
+                block = []
+                continue
+            yield from ((at, prefix + line) for at, line in block)
+            block = []
+        start = text.find(TRACEBACK)
+        if start >= 0:
+            prefix = text[:start]
+            block = [(index, text[start:])]
+            continue
+        yield index, text
+    yield from ((at, prefix + line) for at, line in block)
+
+
+def _inside(rest: str) -> bool:
+    """A traceback's line before its exception: a frame or its code (indented), a blank."""
+    return not rest.strip() or rest[:1].isspace()

@@ -1,0 +1,89 @@
+"""A log document of several lines says what each of its pieces says (its lines, a Python traceback as one), as
+the same lines one document each would; and the whole text's meaning where no piece says it."""
+
+from __future__ import annotations
+
+from whathappened.collectors.logs.blocks import pieces
+from whathappened.collectors.logs.parse import DOCUMENT_LINES, match_document, one_json_value
+
+from whathappened.kinds import Kind
+
+WATCHDOG = (
+    "[rank3]:[E1120 06:51:21.000000000 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout:"
+    " WorkNCCL(SeqNum=881, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600010 milliseconds"
+    " before timing out."
+)
+TEARDOWN = "W1120 06:51:30.000000 4021 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 4086 closing signal SIGTERM"
+TRACEBACK = [
+    "[rank0]: Traceback (most recent call last):",
+    '[rank0]:   File "/workspace/train.py", line 310, in do_train',
+    "[rank0]:     batch = next(loader)",
+    "[rank0]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0041.tar'",
+]
+
+
+def kinds(text: str) -> list[Kind | None]:
+    return [hit.signature.kind for _, hit, _ in match_document(text)]
+
+
+def test_a_ranks_lines_in_one_document_each_say_their_own_in_order() -> None:
+    found = match_document("\n".join([*TRACEBACK, TEARDOWN, TEARDOWN, TEARDOWN]))
+    assert [(index, hit.signature.kind) for index, hit, _ in found] == [
+        (3, Kind.APP_EXCEPTION),  # the traceback whole, at its exception line, with its frame
+        (4, Kind.LAUNCHER_TEARDOWN),  # the SIGTERM to each worker once
+    ]
+    assert (found[0][1].attrs["file"], found[0][1].attrs["line"]) == ("/workspace/train.py", 310)
+
+
+def test_a_document_opening_with_a_bracket_is_read_piece_by_piece() -> None:
+    # torchrun's "[rank3]:" and glog's "[E1120" open most multi-line documents: not JSON
+    assert kinds("\n".join([WATCHDOG, TEARDOWN])) == [Kind.NCCL_TIMEOUT, Kind.LAUNCHER_TEARDOWN]
+    assert not one_json_value("\n".join([WATCHDOG, "[rank3]: done]"]))
+
+
+def test_a_wrapped_line_is_read_whole_and_a_json_notice_only_whole() -> None:
+    wrapped = "[Rank 14] Watchdog caught collective operation timeout: \nWorkNCCL(SeqNum=2070, OpType=REDUCE, Timeout(ms)=600000) ran for 600034 milliseconds before timing out."
+    assert kinds(wrapped) == [Kind.NCCL_TIMEOUT]
+    notice = '[\n  {\n    "Code" : "system-reboot",\n    "Description" : "[Canceled] scheduled reboot",\n    "State" : "canceled"\n  }\n]'
+    assert one_json_value(notice)
+    assert len(match_document(notice)) <= 1  # one thing said, whatever the table makes of it
+
+
+def test_a_failure_record_keeps_what_its_later_lines_name() -> None:
+    """torchrun's ChildFailedError header is a piece of its own, but the record's rank is on its later lines: the
+    piece keeps the whole record's attributes."""
+    record = "\n".join(
+        [
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+            "============================================================",
+            "train.py FAILED",
+            "Root Cause (first observed failure):",
+            "[0]:",
+            "  time      : 2026-11-20_06:41:16",
+            "  host      : llama-70b-pretrain-r9-worker-0",
+            "  rank      : 11 (local_rank: 3)",
+            "  exitcode  : 1 (pid: 4003)",
+        ]
+    )
+    whole = match_document(record)
+    assert any(hit.attrs.get("failed_rank") == 11 for _, hit, _ in whole)
+
+
+def test_a_traceback_broken_into_or_cut_off_is_left_as_lines() -> None:
+    lines = [TRACEBACK[0], TRACEBACK[1], "[rank1]: step 400", TRACEBACK[3]]
+    assert [index for index, _ in pieces(lines)] == [0, 1, 2, 3]
+    launcher = [
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in <module>',
+        "failed (exitcode: 1) local_rank: 0",
+    ]
+    assert [text for _, text in pieces(launcher)] == launcher
+    assert [text for _, text in pieces(TRACEBACK[:3])] == TRACEBACK[:3]
+
+
+def test_a_long_document_is_read_at_its_ends() -> None:
+    middle = [f"step {i} loss 2.0" for i in range(3 * DOCUMENT_LINES)]
+    found = match_document("\n".join([WATCHDOG, *middle, TEARDOWN]))
+    assert [index for index, _, _ in found] == [0, 3 * DOCUMENT_LINES + 1]
+    buried = ["step 1"] * (DOCUMENT_LINES + 5) + [WATCHDOG] + ["step 2"] * (DOCUMENT_LINES + 5)
+    assert kinds("\n".join(buried)) == [Kind.NCCL_TIMEOUT]  # the whole text's match still says it
