@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import takewhile
@@ -197,6 +198,44 @@ def _block_below(lines: list[str], indent: int) -> str:
     return " ".join(part.strip() for part in takewhile(lambda part: _indent(part) > indent, below))
 
 
+# The container's termination message as kubectl describe, YAML or JSON print it: every line of it
+_MESSAGE_START = re.compile(r"""^(?P<indent>\s*)"?[Mm]essage"?\s*:\s*(?P<value>.*?)\s*$""")
+_JSON_MESSAGE = re.compile(r'"message"\s*:\s*("(?:[^"\\]|\\.)*")')
+# describe's fields after a container state's Message (its value ends at the first of them)
+_STATE_FIELD = re.compile(
+    r"^\s*(?:Exit Code|Started|Finished|Reason|Signal|Ready|Restart Count|State|Last State|Environment|Mounts|"
+    r"Limits|Requests|Liveness|Readiness|Image|Image ID|Port|Host Port|Command|Args|exitCode|finishedAt|startedAt|"
+    r"reason|signal|containerID)\s*:"
+)
+
+
+def _termination_message(text: str) -> str | None:
+    """A terminated state's message with its lines: describe's value runs on until the state's next field; a YAML
+    block scalar is its indented lines; a quoted YAML or JSON string is decoded (its \\n are lines)."""
+    lines = text.splitlines()
+    for i, raw in enumerate(lines):
+        start = _MESSAGE_START.match(raw)
+        if start is None:
+            continue
+        value, depth = start["value"], len(start["indent"])
+        if _BLOCK_SCALAR.match(value):
+            return textwrap.dedent("\n".join(_indented_below(lines[i + 1 :], depth))).strip("\n")
+        if value[:1] == '"':
+            try:
+                return str(json.loads(value.rstrip(",")))
+            except ValueError:
+                return value.strip('",')
+        rest = list(takewhile(lambda part: not _STATE_FIELD.match(part), lines[i + 1 :]))
+        return "\n".join([value, *textwrap.dedent("\n".join(rest)).splitlines()]).strip("\n")
+    quoted = _JSON_MESSAGE.search(text)  # a JSON status on one line
+    return str(json.loads(quoted.group(1))) if quoted else None
+
+
+def _indented_below(lines: list[str], depth: int) -> list[str]:
+    """A YAML block scalar's lines, as written: those below its key indented deeper than the key (blanks too)."""
+    return list(takewhile(lambda part: not part.strip() or _indent(part) > depth, lines))
+
+
 def _ended_state(text: str) -> dict[str, str]:
     """A container's terminated state: kubectl describe's "Last State:" block when the container runs again or
     waits (CrashLoopBackOff) after it ended, else its state."""
@@ -313,6 +352,8 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
         fields = _ended_state(line.text)
         code = int(fields["exit"]) if fields.get("exit", "").lstrip("-").isdigit() else 1
         end(pod, t + timedelta(seconds=5), code, fields.get("reason") or reason or "Error")
+        current, _, last = line.text.partition("Last State:")
+        pod.term_message = _termination_message(last if last and "Terminated" not in current else line.text)
         return
     message = fields.get("message") or line.text.strip()
     if reason in FINISHED_REASONS or fields.get("status") == "Succeeded":

@@ -12,6 +12,9 @@ import re
 from collections.abc import Iterator, Sequence
 
 TRACEBACK = "Traceback (most recent call last):"
+# What Python prints right before a traceback of an exception it ignores (a finalizer's, an exit handler's): the
+# traceback is read with it
+_LEADS = ("Exception ignored in", "Error in atexit._run_exitfuncs:")
 # A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
 # "torch.OutOfMemoryError: CUDA out of memory.", "KeyboardInterrupt")
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|\s*$)")
@@ -25,7 +28,16 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
     traceback ("During handling of the above exception ...") is a piece of its own."""
     block: list[tuple[int, str]] = []
     prefix = ""
+    lead: tuple[int, str] | None = None  # a line announcing an ignored exception, waiting for its traceback
     for index, text in enumerate(lines):
+        if lead is not None:
+            held, lead = lead, None
+            start = text.find(TRACEBACK)
+            if start >= 0 and lines[held[0]].startswith(text[:start]):
+                prefix = text[:start]
+                block = [(held[0], lines[held[0]][len(prefix) :]), (index, text[start:])]
+                continue
+            yield held
         if block:
             rest = text[len(prefix) :] if text.startswith(prefix) else None
             if rest is not None and _inside(rest):
@@ -43,7 +55,12 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
             prefix = text[:start]
             block = [(index, text[start:])]
             continue
+        if any(word in text for word in _LEADS):
+            lead = (index, text)
+            continue
         yield index, text
+    if lead is not None:
+        yield lead
     yield from ((at, prefix + line) for at, line in block)
 
 

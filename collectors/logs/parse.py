@@ -80,6 +80,7 @@ class Limits:
 class LineMatch:
     signature: Signature
     attrs: Mapping[str, Any]
+    line: int = 0  # the line of the text the match begins on
 
 
 @dataclass(frozen=True)
@@ -104,14 +105,14 @@ def match_line(text: str) -> LineMatch | None:
         found = signature.search(line)
         if not found:
             continue
-        match = LineMatch(signature, _attrs(signature, found, line))
+        match = LineMatch(signature, _attrs(signature, found, line), line.count("\n", 0, found.start()))
         if signature.kind is None:
             # context only (the PCI -> UUID line): a document holding several kernel lines (dmesg captured at
             # once, the 570+ drivers' multi-line reports) goes on to the line that says what happened
             context = context or match
             continue
         if context is not None and _same_pci(context, match) and "uuid" in context.attrs:
-            return LineMatch(signature, {"uuid": context.attrs["uuid"], **match.attrs})
+            return LineMatch(signature, {"uuid": context.attrs["uuid"], **match.attrs}, match.line)
         return match
     return context
 
@@ -120,28 +121,36 @@ def match_document(text: str) -> list[tuple[int, LineMatch, str]]:
     """(line index, match, text matched) of what a document says. A one-line document is its line's match. A
     document of several lines (a shipper's multiline rule, a paste, a termination message) is each of its pieces'
     (``blocks.pieces``: its lines, a traceback as one; a line repeated, as a launcher's SIGTERM to each worker,
-    counted once), the earliest first, as the same lines one document each would be; and the whole text's, where it
-    says what no piece does (a line wrapped in two, a status block) or more than the piece of its kind (torchrun's
-    ChildFailedError record names the failed rank on its later lines). A JSON document printed over lines is one
-    thing said (a cloud's notice with its state: a line of it may name a reboot the next line calls canceled). Of
-    a very long document only the first and last ``DOCUMENT_LINES`` lines are read piece by piece."""
+    counted once), the earliest first, as the same lines one document each would be; and the whole text's where it
+    says what no piece does (a line wrapped in two, a status block: the piece it begins in says nothing) or more
+    than the piece of its kind (torchrun's ChildFailedError record names the failed rank on its later lines). A JSON
+    document printed over lines is one thing said (a cloud's notice with its state: a line of it may name a reboot
+    the next line calls canceled). Of a very long document only the first and last ``DOCUMENT_LINES`` lines are
+    read piece by piece."""
     whole = match_line(text)
     lines = text.split("\n")
     if len(lines) < 2 or one_json_value(text):
         return [(0, whole, text)] if whole is not None else []
     found: list[tuple[int, LineMatch, str]] = []
+    said = False  # whether the piece holding the whole text's match said something of its own
+    first = 0
     for index, piece in pieces(_ends(lines)):
         hit = match_line(piece) if piece.strip() else None
+        if whole is not None and first <= whole.line <= index:
+            said = hit is not None
+        first = index + 1
         if hit is not None and (not found or found[-1][1].signature is not hit.signature):
             found.append((index, hit, piece))
     if whole is None:
         return found
     same = next((k for k, (_, hit, _) in enumerate(found) if hit.signature is whole.signature), None)
-    if same is None:
-        found.insert(0, (0, whole, text))
-    else:
+    if same is not None:
         index, hit, _piece = found[same]
-        found[same] = (index, LineMatch(hit.signature, {**hit.attrs, **whole.attrs}), text)
+        found[same] = (index, LineMatch(hit.signature, {**hit.attrs, **whole.attrs}, hit.line), text)
+    elif not said:  # what only the lines together say, where it begins
+        found.insert(
+            next((k for k, item in enumerate(found) if item[0] > whole.line), len(found)), (whole.line, whole, text)
+        )
     return found
 
 

@@ -73,6 +73,41 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("NVRM: GPU Board Serial Number: 1652823054417",),
     ),
     Signature(
+        # An exception Python reports and ignores: raised in a finalizer ("Exception ignored in: <function ...>",
+        # PyErr_WriteUnraisable) or in an exit handler after the program's body ended ("Error in
+        # atexit._run_exitfuncs:"), with the traceback below it (blocks.pieces keeps them together). It changes no
+        # exit status and tells no failure, whatever it names (a closed socket, a coordination service gone at
+        # shutdown, an out-of-memory in a destructor).
+        name="python-exception-ignored",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"^(?:Exception ignored in\b|Error in atexit\._run_exitfuncs:)"),
+        summary="an exception Python ignored (in a finalizer or an exit handler)",
+        phrases=("Exception ignored in", "Error in atexit"),
+        examples=(
+            'Error in atexit._run_exitfuncs:\nTraceback (most recent call last):\n  File "jax/_src/distributed.py",'
+            " line 168, in shutdown\n    global_state.shutdown()\njaxlib.xla_extension.XlaRuntimeError:"
+            " DEADLINE_EXCEEDED: Deadline Exceeded",
+            "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f3b2c1d0e50>",
+        ),
+        near_misses=("RuntimeError: Exception ignored while training: loss is nan",),
+    ),
+    Signature(
+        # PyTorch 2.4+ as a rank's process exits without destroy_process_group ("WARNING: process group has NOT been
+        # destroyed before we destruct ProcessGroupNCCL"): the rank ended by itself (a process killed by a signal
+        # prints nothing); what ended it is said elsewhere
+        name="torch-process-group-not-destroyed",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"process group has NOT been destroyed before we destruct ProcessGroupNCCL"),
+        summary="a rank's process exited without destroying its process group",
+        phrases=("has NOT been destroyed before we destruct ProcessGroupNCCL",),
+        examples=(
+            "[rank0]:[W219 09:17:03.293812312 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been"
+            " destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call"
+            " destroy_process_group to ensure that any pending NCCL operations have finished in this process.",
+        ),
+        near_misses=("[rank0]: destroy_process_group() was called; ProcessGroupNCCL destroyed",),
+    ),
+    Signature(
         name="nvrm-xid",
         kind=Kind.GPU_XID,
         pattern=rx(
@@ -295,7 +330,9 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"NVRM: [^\n]{0,300}?(?P<status>NV_ERR_RESET_REQUIRED|GspRmAlloc failed: [^\n]{0,300}?\bstatus=0x0{0,6}62\b"
             r"|Memory Subsystem Error detected|The GPU likely needs to be reset|failed to wait for GFW boot complete"
-            r"|A GPU crash dump has been created)"
+            r"|A GPU crash dump has been created"
+            # the GSP's or another falcon's halted core dumped (kflcnCoreDumpDestructive: registers, "ICD: ...")
+            r"|kflcnCoreDumpDestructive)"
             # amdgpu's RAS: "{%llu}uncorrectable hardware error(%s) detected!"
             r"|amdgpu [0-9a-fA-F:.]{7,16}: \{\d{1,12}\}uncorrectable hardware error\(\w{1,64}\) detected"
         ),
@@ -308,6 +345,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "A GPU crash dump has been created",
             "The GPU likely needs to be reset",
             "uncorrectable hardware error",
+            "kflcnCoreDumpDestructive",
         ),
         fixed={"gpu_fault": "hardware"},
         extract=whole,
@@ -324,6 +362,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "kernel: NVRM: kgspWaitForGfwBootOk_TU102: failed to wait for GFW boot complete: 0x55 VBIOS version"
             " 95.04.69.40.36",
             "[Tue Apr  9 01:21:38 2024] NVRM: A GPU crash dump has been created. If possible, please run",
+            "[   84.702013] NVRM: GPU6 kflcnCoreDumpDestructive_IMPL: ICD: a4:0x0000000000000004   a5:0x0000000000000a00",
         ),
         near_misses=(
             "NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClass=0x0000c86f; paramsStatus=0x00000051; status=0x00000051",
@@ -370,9 +409,11 @@ SIGNATURES: tuple[Signature, ...] = (
             r"(?P<process>[^\s\]]{1,64}) invoked oom-killer: gfp_mask="
             r"|Task in /[^\s]{1,400} killed as a result of limit of /"
             r"|\bmemory: usage (?P<usage>\d{1,15})kB, limit (?P=usage)kB, failcnt"
+            # the memcg's statistics, printed only in its OOM report (mem_cgroup_print_oom_meminfo)
+            r"|Memory cgroup stats for /kubepods[^\s:]{0,400}"
         ),
         summary="the kernel's OOM killer ran: {line}",
-        phrases=("invoked oom-killer", "killed as a result of limit of", "memory: usage"),
+        phrases=("invoked oom-killer", "killed as a result of limit of", "memory: usage", "Memory cgroup stats for"),
         extract=lambda m, t: {**oom_pod(m, t), "line": m.group(0)},
         examples=(
             "Oct 21 21:08:58 kubernetes-minion-2 kernel: [75254.207495] supervisord invoked oom-killer: gfp_mask=0xd0,"
@@ -380,6 +421,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "[Thu Dec  7 00:20:58 2017] Task in /kubepods/pod95387fa4-da9c-11e7-9d36-5254b24cbf5e/e84ed2eecf15 killed as"
             " a result of limit of /kubepods/pod95387fa4-da9c-11e7-9d36-5254b24cbf5e/e84ed2eecf15",
             "[5193605.506735] memory: usage 524288kB, limit 524288kB, failcnt 0",
+            "[39291577.009360] Memory cgroup stats for /kubepods/burstable/podfe3f7a38-b3f7-48aa-8997-a697ae3d0741/c7eb"
+            "f4d756b2: cache:0KB rss:613460KB",
         ),
         near_misses=("memory: usage 524092kB, limit 9007199254740988kB, failcnt 0",),
     ),
@@ -455,10 +498,10 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nccl-watchdog-timeout",
         kind=Kind.NCCL_TIMEOUT,
         pattern=rx(
-            # the work may be on the next line (a shipper or a paste wrapped it): the words alone say it timed out
+            # the work may be on the next line or cut (a shipper or a paste wrapped it): the words alone say it
             r"(?:Watchdog c|C)aught collective operation timeout:(?:\s{1,4}"
             + _WORK
-            + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?|\s*$)"
+            + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?)?"
             # 2.3+: the watchdog's own line when it finds a work past its timeout ("Timeout at NCCL work: %d, last
             # enqueued NCCL work: %d, last completed NCCL work: %d.")
             + r"|Timeout at NCCL work: (?P<seq>\d{1,12}), last enqueued NCCL work"
@@ -1795,6 +1838,29 @@ SIGNATURES: tuple[Signature, ...] = (
             "mlx5_core 0000:0c:00.0 ibp12s0: Link down",
         ),
         near_misses=("ice 0000:17:00.0 ens1f0: NIC Link is Up, 100 Gbps Full Duplex",),
+    ),
+    Signature(
+        # the ConnectX firmware no longer answering the driver (drivers/net/ethernet/mellanox/mlx5/core/cmd.c:
+        # "cmd[%d]: %s(0x%x) No done completion", "%s(0x%x) timeout. Will cause a leak of a command resource";
+        # health.c: "device's health compromised - reached miss count", "Fatal error %u detected"): its RDMA
+        # traffic stops with it
+        name="mlx5-firmware-stuck",
+        kind=Kind.NETWORK_ERROR,
+        pattern=rx(
+            r"mlx5_core (?P<device>[0-9a-fA-F:.]{1,32}):[^\n]{0,128}?(?:\b[A-Z][A-Z0-9_]{1,40}\(0x[0-9a-fA-F]{1,8}\)"
+            r" (?:No done completion|timeout\. Will cause a leak of a command resource)"
+            r"|device's health compromised|Fatal error \d{1,6} detected)"
+        ),
+        summary="NIC {device}: its firmware stopped answering",
+        phrases=("No done completion", "Will cause a leak of a command resource", "health compromised", "Fatal error"),
+        examples=(
+            "b1360: [14280.445220] mlx5_core 0000:61:00.0: wait_func_handle_exec_timeout:1104:(pid 141183): cmd[22]:"
+            " CREATE_DCT(0x710) No done completion",
+            "mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a"
+            " command resource",
+            "mlx5_core 0000:3b:00.0: poll_health:739:(pid 0): device's health compromised - reached miss count",
+        ),
+        near_misses=("mlx5_core 0000:61:00.0: mlx5_cmd_init:2180:(pid 1): cmdif revision 5",),
     ),
     Signature(
         name="mlx5-cable-error",

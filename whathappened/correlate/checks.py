@@ -33,6 +33,7 @@ from whathappened.correlate.rule import Rule
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 
+_LOG_LINES = frozenset({Kind.LOG_LINE})
 OWN_RANK_NEAR = timedelta(seconds=30)  # a launcher reports its own rank's death within its monitor's few seconds
 
 NOTICE_LOOKBACK = timedelta(days=7)  # scheduled maintenance is announced up to days ahead
@@ -271,16 +272,19 @@ def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
     """torchrun/mpirun tearing its ranks down is a reaction to another rank, unless the pod's own SIGTERM came first
     or the launcher said, moments around it, that one of its own ranks had died (torchrun sends its SIGTERMs and
     then reports "failed (exitcode: -9) local_rank: 3": the teardown answers its own rank's death, whatever killed
-    that)."""
+    that), or one of its ranks' processes had just exited by itself (PyTorch's "process group has NOT been
+    destroyed" as it exits)."""
     hits = case.find(rule.kinds, rule.on, rule.before, rule.after, words.teardown)
     told_to_stop = case.find((Kind.SIGTERM_RECEIVED, Kind.KILLING), POD, rule.before, rule.after)
     first_stop = min((case.event(i).at for i in told_to_stop), default=None)
     own = [case.event(i).at for i in case.find(rule.kinds, POD, rule.before, rule.after, words.own_rank_record)]
+    exited = [case.event(i).at for i in case.find(_LOG_LINES, POD, rule.before, rule.after, words.rank_exited)]
     hits = tuple(
         i
         for i in hits
         if (first_stop is None or case.event(i).at < first_stop)
         and not any(abs(case.event(i).at - at) <= OWN_RANK_NEAR for at in own)
+        and not any(timedelta(0) <= case.event(i).at - at <= OWN_RANK_NEAR for at in exited)
     )
     return found(case, rule, hits) if hits else None
 

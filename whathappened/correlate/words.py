@@ -134,6 +134,11 @@ def own_rank_record(event: TimelineEvent) -> bool:
     return isinstance(code, int) and code not in _ABORT_EXITS and not teardown(event)
 
 
+def rank_exited(event: TimelineEvent) -> bool:
+    """A rank's process of this pod exiting by itself (the log line PyTorch prints as it goes)."""
+    return event.attrs.get("signature") == "torch-process-group-not-destroyed"
+
+
 def nvlink_text(event: TimelineEvent) -> bool:
     return "nvlink" in text_of(event)
 

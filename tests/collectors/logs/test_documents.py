@@ -87,3 +87,23 @@ def test_a_long_document_is_read_at_its_ends() -> None:
     assert [index for index, _, _ in found] == [0, 3 * DOCUMENT_LINES + 1]
     buried = ["step 1"] * (DOCUMENT_LINES + 5) + [WATCHDOG] + ["step 2"] * (DOCUMENT_LINES + 5)
     assert kinds("\n".join(buried)) == [Kind.NCCL_TIMEOUT]  # the whole text's match still says it
+
+
+def test_an_exception_python_ignored_is_no_failure_wherever_its_traceback_is() -> None:
+    """Python reports and ignores an exception raised in an exit handler or a finalizer: it tells no failure, and
+    the whole text's traceback, which begins inside that piece, is not read again."""
+    atexit = [
+        "Additional GRPC error information from remote target unknown_target_for_coordination_leader:",
+        "Error in atexit._run_exitfuncs:",
+        "Traceback (most recent call last):",
+        '  File "jax/_src/distributed.py", line 168, in shutdown',
+        "    global_state.shutdown()",
+        "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded",
+    ]
+    assert kinds("\n".join(atexit)) == [Kind.LOG_LINE]
+    finalizer = ["[rank0]: Exception ignored in: <function Loader.__del__ at 0x7f3b>", *TRACEBACK[0:3]]
+    oom = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert kinds("\n".join([*finalizer, "[rank0]: OSError: [Errno 9] Bad file descriptor", oom])) == [
+        Kind.LOG_LINE,
+        Kind.CUDA_OOM,  # what the program then died of is read as ever
+    ]
