@@ -117,8 +117,9 @@ FINAL = re.compile(
     r"|[^\n]{0,80}?\[\d{1,6},\d{1,6}\]<std(?:err|out)>:[ \t]{0,8}"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8})?"
     r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b"
-    # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden)
-    r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors)\.[A-Z]\w*(?=:|$)"
+    # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden,
+    # torch._dynamo.exc.FailOnRecompileLimitHit, sqlalchemy.exc.OperationalError)
+    r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors|exc)\.[A-Z]\w*(?=:|$)"
     # the standard library's few that end otherwise (zipfile.BadZipFile, gzip.BadGzipFile)
     r"|(?:[A-Za-z_]\w*\.)*Bad(?:Zip|Gzip)File(?=:|$))"
     r"(?::[ \t]*(?P<message>.*))?$",

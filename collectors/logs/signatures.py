@@ -850,6 +850,21 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("gloo/transport/tcp/pair.cc:210] connected to peer [10.0.0.2]:4001",),
     ),
     Signature(
+        # NCCL's IB async events that are the subnet going about its business (ibv_event_type_str: the subnet
+        # manager asking for re-registration, a port coming up, a LID, SM or P_Key change): no error, though NCCL
+        # prints them as WARN
+        name="ib-async-event-routine",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"NET/IB ?: Got async event ?: (?:client reregistration|port active|LID change|SM change|P_Key change)"
+        ),
+        summary="InfiniBand: {line}",
+        phrases=("Got async event",),
+        extract=lambda m, _t: {"line": m.group(0)},
+        examples=("gpu-node-3:2205:2262 [0] NCCL WARN NET/IB : Got async event : client reregistration",),
+        near_misses=("NCCL WARN NET/IB : Got async event : port error",),
+    ),
+    Signature(
         # The fabric itself, as the transports report it: NCCL's IB async events (net_ib.cc "NET/IB : Got async
         # event : %s", ibv_event_type_str: port error, device fatal, ...), and UCX's mlx5 completion syndromes
         # (ib_mlx5_log.c "Transport retry count exceeded on mlx5_0:1/IB", "Remote access error", the
@@ -950,6 +965,23 @@ SIGNATURES: tuple[Signature, ...] = (
             " /dev/shm/nccl-7VtQvW (size 9637888)",
         ),
         near_misses=("OSError: [Errno 28] No space left on device: '/checkpoints/step_1000'",),
+    ),
+    Signature(
+        # the launchers unable to set up the workers' environment: Ray's runtime env (its pip or conda packages,
+        # working_dir: RuntimeEnvSetupError, "runtime_env setup failed: Failed to set up runtime environment."), and
+        # Open MPI's daemon missing on the workers ("orted: command not found" before "ORTE was unable to reliably
+        # start one or more daemons": the image has no Open MPI where the launcher expects it)
+        name="launcher-setup-failed",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(r"(?P<error>RuntimeEnvSetupError|runtime_env setup failed|\borted: command not found)"),
+        summary="the launcher could not set up the workers: {error}",
+        phrases=("RuntimeEnvSetupError", "runtime_env setup failed", "orted: command not found"),
+        examples=(
+            "Status message: runtime_env setup failed: Failed to set up runtime environment.",
+            "ray.exceptions.RuntimeEnvSetupError: Failed to set up runtime environment.",
+            "bash: orted: command not found",
+        ),
+        near_misses=("runtime_env setup succeeded for job raysubmit_fufX4B3GcxYVxBdW",),
     ),
     Signature(
         # the container cannot use a GPU at all: no driver mounted into it (torch's "Found no NVIDIA driver on your
@@ -1591,15 +1623,18 @@ SIGNATURES: tuple[Signature, ...] = (
         name="mpirun-rank-exited",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
-            r"mpirun noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\S{1,32}) on node"
+            # (also as the binary a wrapper renamed it to: MPIJob's launcher runs "mpirun.real")
+            r"mpirun(?:\.real)? noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\S{1,32}) on node"
             r"(?: (?P<host>(?!exited )\S{1,253}))? exited on signal (?P<signal>\d+)"
         ),
         summary="mpirun: rank {failed_rank} on {host} exited on signal {signal}",
-        phrases=("mpirun noticed that process rank",),
+        phrases=("noticed that process rank",),
         convert={"failed_rank": int, "pid": pid, "signal": int},
         examples=(
             "mpirun noticed that process rank 3 with PID 1234 on node gpu-node-7 exited on signal 9 (Killed).",
             "mpirun noticed that process rank 0 with PID 0 on node exited on signal 4 (Illegal instruction).",
+            "mpirun.real noticed that process rank 1 with PID 39 on node mpi-test-2-mpijob-worker-1 exited on signal 9"
+            " (Killed).",
         ),
         near_misses=("mpirun: process rank 3 with PID 1234 started on node gpu-node-7",),
     ),
@@ -2282,17 +2317,36 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d{1,12}` reached"
             r"|Training completed\. Do not forget to share your model|\[after training is done\] datetime"
+            # the Trainer's metrics of the finished train() as the example scripts and LLaMA-Factory log them
+            # (Trainer.log_metrics("train", ...): "***** train metrics *****"), LLaMA-Factory v1's own stop
+            r"|\*{5} train metrics \*{5}|Reached max_steps \(\d{1,12}\), stopping training"
+            # a RayJob's submitter (ray job submit --wait, its CLI's success line "Job '%s' succeeded")
+            r"|SUCC cli\.py:\d{1,5} -- Job '[\w.-]{1,128}' succeeded"
         ),
         summary="the training loop ran to its end: {line}",
-        phrases=("Trainer.fit stopped", "Training completed. Do not forget", "after training is done"),
+        phrases=(
+            "Trainer.fit stopped",
+            "Training completed. Do not forget",
+            "after training is done",
+            "train metrics",
+            "stopping training",
+            "succeeded",
+        ),
         extract=whole,
         examples=(
             "`Trainer.fit` stopped: `max_epochs=30` reached.",
             "INFO:pytorch_lightning.utilities.rank_zero:`Trainer.fit` stopped: `max_steps=5000` reached.",
             "\n\nTraining completed. Do not forget to share your model on huggingface.co/models =)\n\n",
             "[after training is done] datetime: 2026-04-20 03:17:08",
+            "***** train metrics *****\n  epoch                    =        3.0\n  train_loss               =     0.7228",
+            "[INFO] Reached max_steps (1635), stopping training.",
+            "2023-08-22 15:48:36,522 SUCC cli.py:34 -- Job 'rayjob-sample-ft8lh' succeeded",
         ),
-        near_misses=("`Trainer.fit` stopped: No training batches.", "[before the start of training step] datetime"),
+        near_misses=(
+            "`Trainer.fit` stopped: No training batches.",
+            "[before the start of training step] datetime",
+            "***** eval metrics *****",
+        ),
     ),
     Signature(
         # the node lifecycle controller's event, as klog writes it ("Event occurred" object=... reason="NodeNotReady")
@@ -2578,6 +2632,19 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("INFO:tensorflow:Coordinator stopped with threads still running",),
     ),
     Signature(
+        # Hydra's launcher reporting the task function's exception (hydra/_internal/utils.py run_and_report: "Error
+        # executing job with overrides: %s", the exception below it, "Set the environment variable HYDRA_FULL_ERROR=1
+        # for a complete stack trace."): the program's own error
+        name="hydra-job-error",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"Error executing job with overrides: \[[^\n]{0,2000}?\]"),
+        summary="the Hydra job raised an exception",
+        phrases=("Error executing job with overrides",),
+        fixed={"exception": "error in the Hydra job"},
+        examples=("Error executing job with overrides: ['trainer.max_epochs=20', 'model=llama']",),
+        near_misses=("Launching 1 jobs locally with overrides: []",),
+    ),
+    Signature(
         name="python-exception-line",
         kind=Kind.APP_EXCEPTION,
         pattern=FINAL,
@@ -2591,6 +2658,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "?*failure",
             "?*.exceptions.?*",
             "?*.errors.?*",
+            "?*.exc.?*",
             "?*badzipfile",
             "?*badgzipfile",
         ),
@@ -2600,6 +2668,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "ERROR 01-11 13:09:40 engine.py:366] RuntimeError: Error in model execution: FlashAttention only supports"
             " Ampere GPUs or newer.",
             "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+            "torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True.",
             "google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/storage/v1/b/bucket: Caller"
             " does not have storage.buckets.get access to the Google Cloud Storage bucket.",
             "2021-03-10T13:22:37.443Z: [1,0]<stderr>:OSError: Caught OSError in DataLoader worker process 3.",
