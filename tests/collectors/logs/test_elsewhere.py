@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import shutil
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from whathappened.collectors.kubernetes.container_logs import log_events
 from whathappened.collectors.logs.elsewhere import MESSAGES, events_from_lines
 from whathappened.collectors.logs.parse import match_line
 
@@ -43,19 +45,11 @@ def tail(
     apart: timedelta = timedelta(seconds=1),
     start: datetime = T0,
 ) -> list[TimelineEvent]:
-    """Lines as the Kubernetes collector reads ``kubectl logs --timestamps`` (a second apart unless told)."""
-    return [
-        TimelineEvent(
-            at=start + apart * i,
-            source=source,
-            kind=Kind.LOG_LINE,
-            severity=severity_of(Kind.LOG_LINE),
-            summary=text[:500],
-            subject=subject,
-            attrs={"previous": previous, "line": text, "seq": i},
-        )
-        for i, text in enumerate(lines)
-    ]
+    """Lines as the Kubernetes collector reads ``kubectl logs --timestamps`` (a second apart unless told); with
+    another ``source``, as that source would hold the same lines."""
+    raw = "".join(f"{(start + apart * i).isoformat().replace('+00:00', 'Z')} {text}\n" for i, text in enumerate(lines))
+    read = log_events(raw.encode(), subject, previous, "kubernetes")
+    return read if source == "kubernetes" else [replace(event, source=source) for event in read]
 
 
 def terminated(
@@ -84,7 +78,7 @@ def started(at: datetime, previous: bool = True) -> TimelineEvent:
     )
 
 
-def store(kind: Kind, at: datetime, container: str | None = "pytorch") -> TimelineEvent:
+def store_event(kind: Kind, at: datetime, container: str | None = "pytorch") -> TimelineEvent:
     """The log store's report of a happening in the rank's container (its shipper may name no container)."""
     return TimelineEvent(
         at=at,
@@ -145,11 +139,11 @@ def test_the_previous_container_is_told_apart_from_the_current_one() -> None:
     """The store's report of the current container's happening does not hide the previous container's, an attempt
     earlier: a served line is the store's own only within a minute of it, in the same container."""
     later = T0 + timedelta(minutes=40)
-    found = events_from_lines([store(Kind.CUDA_OOM, later), *tail([OOM], previous=True)])
+    found = events_from_lines([store_event(Kind.CUDA_OOM, later), *tail([OOM], previous=True)])
     assert [e.kind for e in found] == [Kind.CUDA_OOM]
-    assert events_from_lines([store(Kind.CUDA_OOM, T0 + timedelta(seconds=20)), *tail([OOM])]) == []
-    assert events_from_lines([store(Kind.CUDA_OOM, T0, container=None), *tail([OOM])]) == []  # no container named
-    sidecar = store(Kind.CUDA_OOM, T0, container="metrics-agent")
+    assert events_from_lines([store_event(Kind.CUDA_OOM, T0 + timedelta(seconds=20)), *tail([OOM])]) == []
+    assert events_from_lines([store_event(Kind.CUDA_OOM, T0, container=None), *tail([OOM])]) == []  # no container named
+    sidecar = store_event(Kind.CUDA_OOM, T0, container="metrics-agent")
     assert [e.kind for e in events_from_lines([sidecar, *tail([OOM])])] == [Kind.CUDA_OOM]
 
 
@@ -158,8 +152,8 @@ def test_a_termination_message_is_the_stores_copy_anywhere_in_its_containers_lif
     earlier (a rank that printed its error and then waited on a collective until the watchdog ended it)."""
     end = T0 + timedelta(hours=1)
     life = [started(T0), terminated(OOM, end)]
-    assert events_from_lines([store(Kind.CUDA_OOM, T0 + timedelta(minutes=20)), *life]) == []
-    before = store(Kind.CUDA_OOM, T0 - timedelta(minutes=30))  # an earlier container instance's
+    assert events_from_lines([store_event(Kind.CUDA_OOM, T0 + timedelta(minutes=20)), *life]) == []
+    before = store_event(Kind.CUDA_OOM, T0 - timedelta(minutes=30))  # an earlier container instance's
     assert [e.kind for e in events_from_lines([before, *life])] == [Kind.CUDA_OOM]
 
 
@@ -171,12 +165,11 @@ def test_only_failed_containers_messages_are_read_and_only_the_earliest_ones() -
 
 
 def test_a_happening_the_log_store_reported_is_not_reported_again() -> None:
-    store = [*tail([OOM], source="logs")]
-    store = [TimelineEvent(**{**_fields(e), "kind": Kind.CUDA_OOM, "attrs": {"signature": "cuda-oom"}}) for e in store]
+    store = [store_event(Kind.CUDA_OOM, T0)]
     assert events_from_lines([*store, *tail([OOM])]) == []
     other_pod = Subject("ml", "train-worker-0", "pytorch", "node-1")
     assert [e.subject for e in events_from_lines([*store, *tail([OOM], subject=other_pod)])] == [other_pod]
-    later = [dataclass_at(e, T0 + timedelta(minutes=30)) for e in tail([OOM])]
+    later = tail([OOM], start=T0 + timedelta(minutes=30))
     assert [e.kind for e in events_from_lines([*store, *later])] == [Kind.CUDA_OOM]  # another happening
 
 
@@ -193,14 +186,6 @@ def test_the_log_stores_own_lines_and_lines_without_meaning_give_nothing() -> No
     assert events_from_lines(tail([OOM], source="logs")) == []
     assert events_from_lines(tail(["step=1 loss=2.0", "saving checkpoint"])) == []
     assert events_from_lines([terminated("   \n")]) == []
-
-
-def _fields(event: TimelineEvent) -> dict[str, Any]:
-    return {name: getattr(event, name) for name in ("at", "source", "kind", "severity", "summary", "subject", "attrs")}
-
-
-def dataclass_at(event: TimelineEvent, at: datetime) -> TimelineEvent:
-    return TimelineEvent(**{**_fields(event), "at": at})
 
 
 # --- end to end: a snapshot without a log store ---------------------------------------------------------------
