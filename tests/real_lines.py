@@ -205,7 +205,8 @@ _JSON_MESSAGE = re.compile(r'"message"\s*:\s*("(?:[^"\\]|\\.)*")')
 _STATE_FIELD = re.compile(
     r"^\s*(?:Exit Code|Started|Finished|Reason|Signal|Ready|Restart Count|State|Last State|Environment|Mounts|"
     r"Limits|Requests|Liveness|Readiness|Image|Image ID|Port|Host Port|Command|Args|exitCode|finishedAt|startedAt|"
-    r"reason|signal|containerID)\s*:"
+    r"reason|signal|containerID|IP|IPs|Controlled By|Containers|Container ID|Node|Status|Conditions|Volumes|Events|"
+    r"QoS Class|Labels|Annotations)\s*:"
 )
 
 
@@ -213,7 +214,10 @@ def _termination_message(text: str) -> str | None:
     """A terminated state's message with its lines: describe's value runs on until the state's next field; a YAML
     block scalar is its indented lines; a quoted YAML or JSON string is decoded (its \\n are lines)."""
     lines = text.splitlines()
+    ended = next((i for i, raw in enumerate(lines) if "erminated" in raw), None)  # the state's block, not the pod's
     for i, raw in enumerate(lines):
+        if ended is None or i <= ended:
+            continue
         start = _MESSAGE_START.match(raw)
         if start is None:
             continue

@@ -84,6 +84,9 @@ ONE_OBJECT = {
     "maint-aks-nth-testdata-reboot-host-maintenance": "a pretty-printed Scheduled Events document",
     "trap-ec2-imds-maintenance-history-canceled-completed-doc": "a pretty-printed IMDS document",
     "trap-ec2-imds-maintenance-canceled-reboot-doc": "a pretty-printed IMDS document",
+    "s1-rdzv-worker-node-store-connection-reset-failed-shutdown-torch201": (
+        "a traceback whose frames (the rendezvous store's) say what its 'Connection reset by peer' is about"
+    ),
     "trap-q2-tail-jax-distributed-shutdown-deadline-exceeded-in-atexit": (
         "Python's 'Error in atexit._run_exitfuncs:' and the traceback it announces: sent apart, the traceback reads"
         " as the program's"

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 TRACEBACK = "Traceback (most recent call last):"
 # What Python prints right before a traceback of an exception it ignores (a finalizer's, an exit handler's): the
 # traceback is read with it
-_LEADS = ("Exception ignored in", "Error in atexit._run_exitfuncs:")
+_LEADS = ("Exception ignored ", "Error in atexit._run_exitfuncs:")
 # A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
 # "torch.OutOfMemoryError: CUDA out of memory.", "KeyboardInterrupt")
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|\s*$)")

@@ -28,6 +28,7 @@ from whathappened.model import Subject, TimelineEvent
 
 SAME_LINE = timedelta(minutes=1)  # a shipper may stamp a line when it read it rather than when it was written
 MESSAGES = 64  # termination messages read, the earliest ended first (as the API's log tails: the first deaths)
+_NOT_OF_A_FAILURE = frozenset({None, Kind.JOB_COMPLETED})
 _TICK = timedelta(microseconds=1)  # a message's pieces in their order, just before the end they explain
 
 
@@ -112,7 +113,13 @@ def _messages(timeline: Sequence[TimelineEvent]) -> Iterator[_Read]:
         read += 1
         previous = bool(event.attrs.get("previous"))
         began = max((at for at in starts[(event.subject, previous)] if at <= event.at), default=None)
-        hits = [(index, hit, text) for index, hit, text in match_document(message) if hit.signature.kind is not None]
+        # a finish line in a failed container's message (training done, then the save or the evaluation failed)
+        # does not make the container's end a completion
+        hits = [
+            (index, hit, text)
+            for index, hit, text in match_document(message)
+            if hit.signature.kind not in _NOT_OF_A_FAILURE
+        ]
         lines = message.count("\n") + 1
         found = [(event.at - _TICK * (lines - index), hit, text) for index, hit, text in hits]
         yield _Read(event.source, event.subject, previous, found, began, event.at)

@@ -80,7 +80,9 @@ SIGNATURES: tuple[Signature, ...] = (
         # shutdown, an out-of-memory in a destructor).
         name="python-exception-ignored",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"^(?:Exception ignored in\b|Error in atexit\._run_exitfuncs:)"),
+        # (3.11+ also "Exception ignored on calling ctypes callback function", "... while calling deallocator ...",
+        # "... when ...")
+        pattern=rx(r"^(?:Exception ignored (?:in|on|while|when)\b|Error in atexit\._run_exitfuncs:)"),
         summary="an exception Python ignored (in a finalizer or an exit handler)",
         phrases=("Exception ignored in", "Error in atexit"),
         examples=(
@@ -815,8 +817,9 @@ SIGNATURES: tuple[Signature, ...] = (
         name="gloo-timeout",
         kind=Kind.NCCL_TIMEOUT,
         pattern=rx(
-            r"gloo/transport/tcp/\w{1,32}\.cc:\d{1,6}\] (?P<detail>Timed out waiting \d{1,12} ?ms for \w{1,16}"
-            r" operation to complete)"
+            # (its location may stand on the line before, or be shipped apart: the words are Gloo's own)
+            r"(?:gloo/transport/tcp/\w{1,32}\.cc:\d{1,6}\]\s{1,4})?(?P<detail>Timed out waiting \d{1,12} ?ms for"
+            r" (?:send|recv) operation to complete)"
         ),
         summary="Gloo collective timed out: {detail}",
         phrases=("Timed out waiting",),
@@ -825,6 +828,8 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=(
             "[rank2]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out"
             " waiting 1800000ms for recv operation to complete",
+            "[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:129]\nTimed out waiting 600000ms for send"
+            " operation to complete",
         ),
         near_misses=("Timed out waiting 1800000ms for the dataset download to complete",),
     ),
@@ -1047,9 +1052,12 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"The server socket has failed to listen on any local network address\.[^\n]{0,300}?"
             r"(?P<error>errno: 98 - Address already in use|EADDRINUSE)"
+            # the attempts before it, one line each ("[c10d] The server socket has failed to bind to [::]:29500
+            # (errno: 98 - Address already in use).")
+            r"|The server socket has failed to bind to [^\n]{1,300}?\((?P<bind_error>errno: 98 - Address already in use)\)"
         ),
         summary="the rendezvous store's port is taken ({error})",
-        phrases=("failed to listen on any local network address",),
+        phrases=("failed to listen on any local network address", "failed to bind to"),
         fixed={"reason": "port in use"},
         examples=(
             "RuntimeError: The server socket has failed to listen on any local network address. The server socket has"
@@ -1111,7 +1119,10 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Call to ibv_open_device failed"
             # user-buffer registration falling back to copies (p2p.cc, harmless per NCCL's maintainers) and a
             # stray connection on NCCL's port ("socketFinalizeAccept: wrong magic": a probe, not a peer)
-            r"|rank \d{1,6} failed to IPC register userbuff|socketFinalizeAccept: wrong magic)"
+            r"|rank \d{1,6} failed to IPC register userbuff|socketFinalizeAccept: wrong magic"
+            # RCCL's advice at start-up ('Missing "iommu=pt" from kernel command line which can lead to system
+            # instablity or hang!'): a setting, no failure
+            r'|Missing "iommu=pt" from kernel command line)'
         ),
         summary="NCCL: the aws-ofi-nccl plugin did not load (NCCL uses its own transports)",
         phrases=(
@@ -1773,13 +1784,23 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"Terminating process because the (?:JAX distributed service detected fatal errors|coordinator"
             r" detected missing heartbeats)"
+            # torch's monitored barrier on a rank that got there and lost the one it waited for ("Rank 1
+            # successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0")
+            r"|successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank"
         ),
-        summary="JAX: the distributed service ended this task after another task failed",
-        phrases=("Terminating process because the",),
+        summary="the distributed runtime lost another task (JAX's coordination service, torch's monitored barrier)",
+        # (not the service's "Task ... heartbeat timeout. This indicates that the remote task has failed": it names
+        # the task that stalled, which may be the one printing it, a single process slow to initialize)
+        phrases=(
+            "Terminating process because the",
+            "successfully reached monitoredBarrier",
+        ),
         examples=(
             "F0929 17:42:48.594200 1044529 client.h:77] Terminating process because the JAX distributed service"
             " detected fatal errors. This most likely indicates that another task died; see the other task logs for"
             " more details.",
+            "RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for"
+            " send/recv from rank 0. Please check rank 0 logs for faulty rank.",
         ),
         near_misses=("Terminating process because the training loop finished",),
     ),
@@ -2293,9 +2314,16 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"torchelastic\.worker\.status\.SUCCEEDED|Local worker group finished \(SUCCEEDED\)"
             r"|\] worker group successfully finished\. Waiting"
+            # torchelastic 0.2: "[%s] All workers successfully finished."
+            r"|\] All workers successfully finished\."
         ),
         summary="torchelastic: the workers finished (SUCCEEDED)",
-        phrases=("torchelastic.worker.status.SUCCEEDED", "worker group finished", "worker group successfully finished"),
+        phrases=(
+            "torchelastic.worker.status.SUCCEEDED",
+            "worker group finished",
+            "worker group successfully finished",
+            "All workers successfully finished",
+        ),
         examples=(
             '{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0}',
             "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300"
@@ -2634,13 +2662,14 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         # Hydra's launcher reporting the task function's exception (hydra/_internal/utils.py run_and_report: "Error
         # executing job with overrides: %s", the exception below it, "Set the environment variable HYDRA_FULL_ERROR=1
-        # for a complete stack trace."): the program's own error
+        # for a complete stack trace."): whatever the exception was, an NCCL error or a SIGTERM as well as the
+        # program's own; the exception decides, and this line only when nothing else does (words.wrapped_error)
         name="hydra-job-error",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(r"Error executing job with overrides: \[[^\n]{0,2000}?\]"),
         summary="the Hydra job raised an exception",
         phrases=("Error executing job with overrides",),
-        fixed={"exception": "error in the Hydra job"},
+        fixed={"exception": "error in the Hydra job", "wrapper": True},
         examples=("Error executing job with overrides: ['trainer.max_epochs=20', 'model=llama']",),
         near_misses=("Launching 1 jobs locally with overrides: []",),
     ),

@@ -34,6 +34,9 @@ from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 
 _LOG_LINES = frozenset({Kind.LOG_LINE})
+_REACTING = frozenset(
+    {Kind.NCCL_ERROR, Kind.NCCL_TIMEOUT, Kind.SIGTERM_RECEIVED, Kind.APP_EXCEPTION, Kind.LAUNCHER_TEARDOWN}
+)
 OWN_RANK_NEAR = timedelta(seconds=30)  # a launcher reports its own rank's death within its monitor's few seconds
 
 NOTICE_LOOKBACK = timedelta(days=7)  # scheduled maintenance is announced up to days ahead
@@ -279,6 +282,10 @@ def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
     first_stop = min((case.event(i).at for i in told_to_stop), default=None)
     own = [case.event(i).at for i in case.find(rule.kinds, POD, rule.before, rule.after, words.own_rank_record)]
     exited = [case.event(i).at for i in case.find(_LOG_LINES, POD, rule.before, rule.after, words.rank_exited)]
+    # a rank that exited because of a reaction (a peer's NCCL error, a store gone, the watchdog's abort) did not
+    # exit by itself
+    reacted = [case.event(i).at for i in case.find(_REACTING, POD, rule.before, rule.after, words.reaction)]
+    exited = [at for at in exited if not any(abs(at - when) <= OWN_RANK_NEAR for when in reacted)]
     hits = tuple(
         i
         for i in hits

@@ -129,6 +129,9 @@ RULES: tuple[Rule, ...] = (
     Rule("notice-only", "host-maintenance", 0.55, say.MAINTENANCE, check=checks.maintenance_notice_only),
     # --- no fault ---
     Rule("stopped", "deleted", 0.8, say.STOPPED, check=checks.stopped_without_fault),
+    # a launcher's report that the program raised, when nothing before named a reaction or a stop
+    Rule("wrapped-error", "application-error", 0.6, say.TRACEBACK, _kinds(Kind.APP_EXCEPTION), before=MINUTES_15,
+         where=words.wrapped_error, before_stop=True),
     Rule("completed", "completed", 0.95, say.COMPLETED,
          _kinds(Kind.POD_SUCCEEDED, Kind.JOB_COMPLETED, Kind.CONTAINER_TERMINATED, Kind.POD_PHASE),
          before=MINUTES_10, where=words.success),

@@ -39,6 +39,11 @@ REACTION_EXCEPTION_WORDS = (
     "diststoreerror",
     "childfailederror",
     "rendezvousclosederror",
+    # the rendezvous store gone (its host pod's agent died): a reaction, whatever the error's words
+    "rendezvousconnectionerror",
+    "elastic/rendezvous/",
+    # torch's monitored barrier naming the rank that did not arrive ("Rank 1 failed to pass monitoredBarrier")
+    "monitoredbarrier",
     "processgroup",
     "watchdog",
     "sigterm",
@@ -132,6 +137,23 @@ def own_rank_record(event: TimelineEvent) -> bool:
         return False
     code = event.attrs.get("exit_code")
     return isinstance(code, int) and code not in _ABORT_EXITS and not teardown(event)
+
+
+def wrapped_error(event: TimelineEvent) -> bool:
+    """A launcher's report that the program raised (Hydra's "Error executing job with overrides"), what it raised
+    unread: the program's error only when no rule before read a reaction or a stop."""
+    return bool(event.attrs.get("wrapper"))
+
+
+def reaction(event: TimelineEvent) -> bool:
+    """A rank reacting to another's failure or to a stop: an NCCL error or timeout, a SIGTERM it printed, an
+    exception that names a peer or the store gone, the launcher's record of a rank aborted (SIGABRT, as the NCCL
+    watchdog ends one)."""
+    if event.kind in (Kind.NCCL_ERROR, Kind.NCCL_TIMEOUT, Kind.SIGTERM_RECEIVED):
+        return True
+    if event.kind == Kind.APP_EXCEPTION:
+        return not event.attrs.get("wrapper") and not own_exception(event)
+    return event.kind == Kind.LAUNCHER_TEARDOWN and event.attrs.get("exit_code") in _ABORT_EXITS
 
 
 def rank_exited(event: TimelineEvent) -> bool:
@@ -271,6 +293,8 @@ def own_exception(event: TimelineEvent) -> bool:
     final line (shipped as a document of its own, or cut) names no exception: the final line, read on its own,
     says what failed."""
     attrs = event.attrs
+    if attrs.get("wrapper"):
+        return False  # a launcher's report of whatever was raised: wrapped_error, after the reactions' rules
     if attrs.get("signature") in OWN_EXCEPTION_SIGNATURES:
         return True
     if attrs.get("signature") == "python-traceback" and not attrs.get("exception") and not attrs.get("file"):

@@ -3,6 +3,7 @@ the same lines one document each would; and the whole text's meaning where no pi
 
 from __future__ import annotations
 
+import pytest
 from whathappened.collectors.logs.blocks import pieces
 from whathappened.collectors.logs.parse import DOCUMENT_LINES, match_document, one_json_value
 
@@ -107,3 +108,15 @@ def test_an_exception_python_ignored_is_no_failure_wherever_its_traceback_is() -
         Kind.LOG_LINE,
         Kind.CUDA_OOM,  # what the program then died of is read as ever
     ]
+
+
+@pytest.mark.parametrize(
+    "lead",
+    [
+        "Exception ignored in: <function Loader.__del__ at 0x7f3b>",
+        "Exception ignored on calling ctypes callback function: <function cb at 0x7f3b>",  # 3.11+
+        "Exception ignored while calling deallocator <function Loader.__del__ at 0x7f3b>:",  # 3.13+
+    ],
+)
+def test_every_form_of_an_ignored_exception_is_read_with_its_traceback(lead: str) -> None:
+    assert kinds("\n".join([lead, *(line.removeprefix("[rank0]: ") for line in TRACEBACK)])) == [Kind.LOG_LINE]

@@ -157,6 +157,14 @@ def test_a_termination_message_is_the_stores_copy_anywhere_in_its_containers_lif
     assert [e.kind for e in events_from_lines([before, *life])] == [Kind.CUDA_OOM]
 
 
+def test_a_finish_line_in_a_failed_containers_message_is_no_completion() -> None:
+    finished = "Training completed. Do not forget to share your model on huggingface.co/models =)"
+    assert events_from_lines([terminated("\n".join([finished, "saving to /ckpt", *TRACEBACK]))])[0].kind == (
+        Kind.APP_EXCEPTION
+    )
+    assert all(e.kind != Kind.JOB_COMPLETED for e in events_from_lines([terminated(finished)]))
+
+
 def test_only_failed_containers_messages_are_read_and_only_the_earliest_ones() -> None:
     assert events_from_lines([terminated(OOM, exit_code=0)]) == []
     pods = [Subject("ml", f"train-worker-{i}", "pytorch", f"node-{i}") for i in range(MESSAGES + 10)]

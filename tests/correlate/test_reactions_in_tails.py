@@ -1,0 +1,67 @@
+"""A rank's tail where a wrapper or a warning stands beside the real cause: Hydra reports whatever the program
+raised (an NCCL error, a stop, the program's own error), and PyTorch warns "process group has NOT been destroyed"
+as any rank's process exits, one that exited because a peer failed too. Each pod is alone in its incident, its log
+the only evidence (the real-lines harness); the texts follow the producers' format strings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from whathappened.collectors.snapshot.folder import snapshot_collectors
+
+from tests.real_lines import RealLine, write
+from tests.support import load_scenario
+from whathappened.explain import explain
+from whathappened.model import Window
+from whathappened.scope import Query
+
+HYDRA = "Error executing job with overrides: ['trainer.devices=8', 'model=llama']"
+HYDRA_HINT = "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."
+NOT_DESTROYED = (
+    "[rank0]:[W219 09:17:03.293812312 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been destroyed"
+    " before we destruct ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group"
+    " to ensure that any pending NCCL operations have finished in this process."
+)
+SIGTERMS = [
+    f"W0219 09:17:03.837000 140066961602368 torch/distributed/elastic/multiprocessing/api.py:858] Sending process {pid}"
+    " closing signal SIGTERM"
+    for pid in (2448006, 2448007, 2448009)
+]
+PEER_GONE = (
+    "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317,"
+    " remote process exited or there was a network error, NCCL version 2.21.5"
+)
+
+
+def cause(tmp_path: Path, *lines: str) -> str:
+    line = RealLine("tail", "\n".join(lines), "container-log", None, "unknown", False, "https://example.invalid")
+    folder = tmp_path / f"incident-{len(list(tmp_path.iterdir()))}"  # one per call
+    scenario = load_scenario(write(line, folder, split=True))
+    collectors, missing = snapshot_collectors(scenario.path)
+    query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
+    [verdict] = explain(collectors, query, not_configured=missing).verdicts
+    return verdict.cause
+
+
+@pytest.mark.parametrize(
+    ("below", "expected"),
+    [
+        ([PEER_GONE], "nccl-error"),  # the exception Hydra wrapped decides
+        (["[rank0]: KeyError: 'image'"], "application-error"),
+        (["TypeError(\"instantiate_model() got an unexpected keyword argument 'model_type'\")"], "application-error"),
+    ],
+)
+def test_hydras_report_is_read_after_the_exception_it_wraps(tmp_path: Path, below: list[str], expected: str) -> None:
+    assert cause(tmp_path, HYDRA, *below, HYDRA_HINT) == expected
+
+
+def test_a_rank_that_exited_by_itself_is_no_peers_victim(tmp_path: Path) -> None:
+    assert cause(tmp_path, NOT_DESTROYED, *SIGTERMS) == "unknown"  # its own exit; what ended it is not said
+    assert cause(tmp_path, *SIGTERMS) == "peer-failure"  # the teardown alone
+
+
+def test_a_rank_that_exited_because_a_peer_failed_still_reads_as_the_reaction(tmp_path: Path) -> None:
+    assert cause(tmp_path, PEER_GONE, NOT_DESTROYED, *SIGTERMS) == "nccl-error"
+    store_gone = "[rank0]: torch.distributed.DistNetworkError: Connection reset by peer"
+    assert cause(tmp_path, store_gone, NOT_DESTROYED, *SIGTERMS) in ("peer-failure", "nccl-error")
