@@ -194,8 +194,7 @@ def _indent(line: str) -> int:
 
 def _block_below(lines: list[str], indent: int) -> str:
     """A YAML block scalar's value: the non-blank lines below its key indented deeper than the key, joined."""
-    below = (part for part in lines if part.strip())
-    return " ".join(part.strip() for part in takewhile(lambda part: _indent(part) > indent, below))
+    return " ".join(part.strip() for part in _indented_below(lines, indent) if part.strip())
 
 
 # The container's termination message as kubectl describe, YAML or JSON print it: every line of it

@@ -19,9 +19,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from whathappened.collectors.logs.blocks import pieces
 from whathappened.collectors.logs.discover import SOURCE
-from whathappened.collectors.logs.parse import LineMatch, match_document, match_line, signature_event
+from whathappened.collectors.logs.parse import LineMatch, match_document, signature_event
 
 from whathappened.kinds import Kind
 from whathappened.model import Subject, TimelineEvent
@@ -89,11 +88,9 @@ def _tails(timeline: Sequence[TimelineEvent]) -> Iterator[_Read]:
             lines[key].append((event.at, seq if isinstance(seq, int) else 0, line))
     for (source, subject, previous), written in lines.items():
         written.sort(key=lambda line: (line[0], line[1]))
-        found = []
-        for last, text in pieces([text for _, _, text in written]):
-            hit = match_line(text) if text.strip() else None
-            if hit is not None and hit.signature.kind is not None:
-                found.append((written[last][0], hit, text))
+        # read as the store reads a document of these lines, each piece at its own line's stamp
+        hits = match_document("\n".join(text for _, _, text in written))
+        found = [(written[index][0], hit, text) for index, hit, text in hits if hit.signature.kind is not None]
         yield _Read(source, subject, previous, found)
 
 

@@ -12,7 +12,7 @@ import heapq
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from string import Formatter
@@ -133,12 +133,10 @@ def match_document(text: str) -> list[tuple[int, LineMatch, str]]:
         return [(0, whole, text)] if whole is not None else []
     found: list[tuple[int, LineMatch, str]] = []
     said = False  # whether the piece holding the whole text's match said something of its own
-    first = 0
-    for index, piece in pieces(_ends(lines)):
+    for index, piece in _pieces_at_the_ends(lines):
         hit = match_line(piece) if piece.strip() else None
-        if whole is not None and first <= whole.line <= index:
+        if whole is not None and index - piece.count("\n") <= whole.line <= index:
             said = hit is not None
-        first = index + 1
         if hit is not None and (not found or found[-1][1].signature is not hit.signature):
             found.append((index, hit, piece))
     if whole is None:
@@ -146,7 +144,8 @@ def match_document(text: str) -> list[tuple[int, LineMatch, str]]:
     same = next((k for k, (_, hit, _) in enumerate(found) if hit.signature is whole.signature), None)
     if same is not None:
         index, hit, _piece = found[same]
-        found[same] = (index, LineMatch(hit.signature, {**hit.attrs, **whole.attrs}, hit.line), text)
+        if whole.attrs.keys() - hit.attrs.keys():  # the whole text says more than the piece: read it whole
+            found[same] = (index, LineMatch(hit.signature, {**hit.attrs, **whole.attrs}, hit.line), text)
     elif not said:  # what only the lines together say, where it begins
         found.insert(
             next((k for k, item in enumerate(found) if item[0] > whole.line), len(found)), (whole.line, whole, text)
@@ -167,11 +166,15 @@ def one_json_value(text: str) -> bool:
     return True
 
 
-def _ends(lines: list[str]) -> list[str]:
-    """A long document's first and last DOCUMENT_LINES lines (the middle as blanks, so the indexes stay)."""
+def _pieces_at_the_ends(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """``blocks.pieces`` of the document, of a long one only its first and last DOCUMENT_LINES lines (each end on
+    its own: a traceback the cut breaks is left as lines), at their indexes in the whole."""
     if len(lines) <= 2 * DOCUMENT_LINES:
-        return lines
-    return [*lines[:DOCUMENT_LINES], *([""] * (len(lines) - 2 * DOCUMENT_LINES)), *lines[-DOCUMENT_LINES:]]
+        yield from pieces(lines)
+        return
+    yield from pieces(lines[:DOCUMENT_LINES])
+    skipped = len(lines) - DOCUMENT_LINES
+    yield from ((skipped + index, piece) for index, piece in pieces(lines[skipped:]))
 
 
 def _same_pci(one: LineMatch, other: LineMatch) -> bool:
