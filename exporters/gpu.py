@@ -142,11 +142,12 @@ class GpuHealth(Collector):
         by_uuid = {uuid: index for index, uuid, _ in self._handles}
         try:
             for _, uuid, handle in self._handles:
-                if (
-                    self._read(nvml.nvmlDeviceRegisterEvents, handle, nvml.nvmlEventTypeXidCriticalError, events)
-                    is None
-                ):
-                    log.info("GPU %s does not report Xid events through NVML", uuid)
+                # Not through _read: registering returns None when it works, and that must not read as a failure
+                # (seen on an H100: the exporter said "does not report Xid events", then counted Xid 31).
+                try:
+                    nvml.nvmlDeviceRegisterEvents(handle, nvml.nvmlEventTypeXidCriticalError, events)
+                except nvml.NVMLError as exc:
+                    log.info("GPU %s does not report Xid events through NVML (%s)", uuid, exc)
             while not stop.is_set():
                 self._wait_one(events, by_uuid, timeout_ms, stop)
         finally:

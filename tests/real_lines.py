@@ -33,6 +33,8 @@ REAL_LINES = Path(__file__).resolve().parent / "data" / "real-lines.jsonl"
 # More gathered the same way (verbatim, each with its public source): other versions, prefixes and shapes of the
 # same families, and more traps; kept apart from the shared reference's copy above.
 MORE_REAL_LINES = REAL_LINES.with_name("real-lines-more.jsonl")
+# What the stack printed on a real GPU (bench/device/check.sh: PyTorch, CUDA, NCCL and torchrun failing on an H100)
+DEVICE_REAL_LINES = REAL_LINES.with_name("device-lines.jsonl")
 PLACED = ("container-log", "kernel-log", "k8s-event", "pod-status", "container-status")
 NODE_REASONS = frozenset(
     {

@@ -16,7 +16,7 @@ from whathappened.collectors.snapshot.folder import snapshot_collectors
 
 from tests.acceptance import run_cli, scenario_args
 from tests.fixtures.search import SearchServer
-from tests.real_lines import MORE_REAL_LINES, RealLine, real_lines, write
+from tests.real_lines import DEVICE_REAL_LINES, MORE_REAL_LINES, RealLine, real_lines, write
 from tests.support import Scenario, load_scenario
 from whathappened.explain import explain
 from whathappened.model import Window
@@ -25,6 +25,8 @@ from whathappened.scope import Query
 LINES = real_lines()
 # Read from their snapshots only: the live path is the same classifier, proven on LINES above.
 MORE_LINES = real_lines(path=MORE_REAL_LINES)
+# Seen here on a GPU, not gathered from issues: read like the gathered ones.
+DEVICE_LINES = real_lines(path=DEVICE_REAL_LINES)
 # What the project does not read yet, said here rather than hidden (none of the visible lines).
 NOT_YET: dict[str, str] = {}
 
@@ -73,7 +75,7 @@ def more_from_snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
     """The gathered lines' verdicts, through the library the CLI calls (its snapshot collectors and ``explain``) in
     this process: the CLI around it is proven on LINES above, and hundreds of interpreter start-ups are not."""
     root = tmp_path_factory.mktemp("more-real-lines")
-    return {line.id: _causes_in_process(line, root / line.id) for line in MORE_LINES}
+    return {line.id: _causes_in_process(line, root / line.id) for line in MORE_LINES + DEVICE_LINES}
 
 
 # Log texts of several lines that are one object, which no line of says alone: they are read as one document only
@@ -94,7 +96,7 @@ ONE_OBJECT = {
 }
 SEVERAL_LINES = [
     line
-    for line in LINES + MORE_LINES
+    for line in LINES + MORE_LINES + DEVICE_LINES
     if line.where in ("container-log", "kernel-log") and "\n" in line.text.strip() and line.id not in ONE_OBJECT
 ]
 
@@ -136,7 +138,14 @@ def test_the_gathered_lines_have_their_sources_and_are_new() -> None:
     assert len({line.id for line in LINES + MORE_LINES}) == len(LINES) + len(MORE_LINES)
 
 
-@pytest.mark.parametrize("line", MORE_LINES, ids=lambda line: line.id)
+def test_the_lines_seen_on_a_gpu_say_where_and_are_new() -> None:
+    assert len(DEVICE_LINES) >= 20 and sum(line.trap for line in DEVICE_LINES) >= 5
+    assert all(line.source_url == "bench/device/check.sh" for line in DEVICE_LINES)
+    assert not {line.text for line in DEVICE_LINES} & {line.text for line in LINES + MORE_LINES}
+    assert len({line.id for line in LINES + MORE_LINES + DEVICE_LINES}) == len(LINES + MORE_LINES + DEVICE_LINES)
+
+
+@pytest.mark.parametrize("line", MORE_LINES + DEVICE_LINES, ids=lambda line: line.id)
 def test_more_from_the_snapshot(line: RealLine, more_from_snapshots: dict[str, list[str]]) -> None:
     assert more_from_snapshots[line.id] == [line.expected_cause]
 

@@ -171,11 +171,20 @@ _CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is
 )
 
 
+# torch.distributed.elastic's ChildFailedError template prints "Failures:" (the other ranks, often the ones it sent
+# SIGTERM) before "Root Cause (first observed failure):"; the record under the latter is the one that failed first.
+_ROOT_CAUSE = re.compile(r"^[ \t]{0,64}Root Cause \(first observed failure\):", re.MULTILINE)
+
+
 def child_failed(match: re.Match[str], text: str) -> Mapping[str, Any]:
-    """torch.distributed.elastic's ChildFailedError summary block (root cause rank, exit code, host)."""
+    """torch.distributed.elastic's ChildFailedError summary block: the root cause record's rank, exit code, host
+    (the first record where the text holds no Root Cause section, as when a paste or a shipper cut it)."""
     attrs: dict[str, Any] = {}
+    root = _ROOT_CAUSE.search(text, match.start())
+    start = root.end() if root else match.start()
     for name, regex, convert in _CHILD_FIELDS:
-        found = regex.search(text, match.start())
+        # the title's script name is above both sections; a record's fields come from the root cause's alone
+        found = regex.search(text, match.start() if name == "script" else start)
         if found:
             attrs[name] = convert(found.group(1))
     return attrs

@@ -35,6 +35,7 @@ class FakeNvml:
     def __init__(self) -> None:
         self.events: queue.Queue[Any] = queue.Queue()
         self.shutdown = False
+        self.refuse_events = False
 
     def nvmlInit(self) -> None: ...
     def nvmlShutdown(self) -> None:
@@ -63,7 +64,11 @@ class FakeNvml:
     def nvmlEventSetCreate(self) -> str:
         return "set"
 
-    def nvmlDeviceRegisterEvents(self, h: int, kinds: int, events: str) -> None: ...
+    def nvmlDeviceRegisterEvents(self, h: int, kinds: int, events: str) -> None:
+        # As the real call: None when it works. GPU 1 (pre-Ampere here) refuses, as some boards and vGPUs do.
+        if h == 1 and self.refuse_events:
+            raise self.NVMLError_NotSupported("Not Supported")
+
     def nvmlEventSetFree(self, events: str) -> None: ...
 
     def nvmlEventSetWait_v2(self, events: str, timeout_ms: int) -> Any:
@@ -105,7 +110,8 @@ def test_counts_remaps_and_throttle_reasons() -> None:
     assert nvml.shutdown
 
 
-def test_xid_events_counted_by_code() -> None:
+def test_xid_events_counted_by_code(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="whathappened.exporter.gpu")
     nvml = FakeNvml()
     health = GpuHealth("gpu-node-1", nvml)
     health.start()
@@ -123,9 +129,34 @@ def test_xid_events_counted_by_code() -> None:
     stop.set()
     watcher.join(timeout=5)
     assert health.xid_counts() == want
+    assert not [r for r in caplog.records if "does not report Xid events" in r.getMessage()]
     assert f'whathappened_gpu_xid_errors_total{{gpu="1",node="gpu-node-1",uuid="{uuid1}",xid="79"}} 2.0' in _exposition(
         health
     )
+
+
+def test_xid_registration_refused_is_said_for_that_gpu_only(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="whathappened.exporter.gpu")
+    nvml = FakeNvml()
+    nvml.refuse_events = True
+    health = GpuHealth("gpu-node-1", nvml)
+    health.start()
+    stop = threading.Event()
+    watcher = threading.Thread(target=health.watch_xid, args=(stop, 50))
+    watcher.start()
+    nvml.events.put(SimpleNamespace(device=0, eventType=8, eventData=31))
+    uuid0 = "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd"
+    for _ in range(200):
+        if health.xid_counts():
+            break
+        stop.wait(0.01)  # poll for the watcher thread's effect
+    stop.set()
+    watcher.join(timeout=5)
+    refused = [r.getMessage() for r in caplog.records if "does not report Xid events" in r.getMessage()]
+    assert refused == [
+        "GPU GPU-00000001-aaaa-bbbb-cccc-dddddddddddd does not report Xid events through NVML (Not Supported)"
+    ]
+    assert health.xid_counts() == {("0", uuid0, "31"): 1}
 
 
 def test_real_pynvml_off_is_said_once_or_on_is_exported(caplog: pytest.LogCaptureFixture) -> None:

@@ -135,6 +135,18 @@ REAL_LINES: list[tuple[str, str, dict[str, Any]]] = [
         {"failed_rank": 11, "local_rank": 3, "exit_code": -6, "pid": 12345, "host": "gpu-node-7", "signal": "SIGABRT"},
     ),
     (
+        # torch prints the other ranks (those it sent SIGTERM) under "Failures:" before the root cause; as seen on an
+        # H100 with torch 2.11 (bench/device/check.sh)
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n====\n/work/train.py FAILED\n----\n"
+        "Failures:\n[1]:\n  time      : 2026-11-27_12:50:46\n  host      : localhost\n  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : -15 (pid: 788)\n  error_file: <N/A>\n  traceback : Signal 15 (SIGTERM) received by PID 788\n"
+        "----\nRoot Cause (first observed failure):\n[0]:\n  time      : 2026-11-27_12:50:46\n  host      : worker-3\n"
+        "  rank      : 1 (local_rank: 1)\n  exitcode  : 1 (pid: 789)\n  error_file: <N/A>\n"
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n====",
+        "torchelastic-child-failed",
+        {"failed_rank": 1, "local_rank": 1, "exit_code": 1, "pid": 789, "host": "worker-3", "script": "/work/train.py"},
+    ),
+    (
         "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 2806) of "
         "binary: /usr/bin/python3",
         "torchelastic-worker-failed",
