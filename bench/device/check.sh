@@ -17,6 +17,13 @@ export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
   python3 -m pip list 2>/dev/null | grep -i -E '^(cupy|nvidia-ml-py|nvidia-nccl|torch |typer|rich|httpx|prometheus)'
 } > "$OUT/env.txt" 2>&1
 
+CASES=${CASES:-nccl-timeout oom illegal-address device-assert nccl-duplicate child-exception child-sigkill}
+if [ -n "${FAULTS_ONLY:-}" ]; then  # a second look: the fault cases and the kernel's lines only
+  for case in $CASES; do echo "===== $case"; timeout 170 python3 bench/device/faults.py $case 2>&1; echo "===== $case rc=$?"; done > "$OUT/faults.txt" 2>&1
+  { dmesg 2>&1 || journalctl -k --no-pager 2>&1; } | tail -300 > "$OUT/kernel.txt"
+  exit 0
+fi
+
 timeout 120 python3 bench/device/nvml_probe.py > "$OUT/nvml.json" 2> "$OUT/nvml.stderr"
 echo "nvml probe rc=$?"
 
@@ -50,10 +57,11 @@ scrape "$OUT/metrics-after-fault.txt" 'xid="31"'
 kill $exporter; wait $exporter
 echo "exporter rc=$?"
 
-for case in nccl-timeout oom illegal-address device-assert nccl-duplicate child-exception child-sigkill; do
+for case in $CASES; do
   echo "===== $case"
   start=$(date +%s)
   timeout 170 python3 bench/device/faults.py $case 2>&1
   echo "===== $case rc=$? seconds=$(( $(date +%s) - start ))"
 done > "$OUT/faults.txt" 2>&1
+{ dmesg 2>&1 || journalctl -k --no-pager 2>&1; } | tail -300 > "$OUT/kernel.txt"  # the driver's NVRM Xid lines
 echo done

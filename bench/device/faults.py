@@ -7,7 +7,7 @@ Cases:
   illegal-address   a kernel writes to an unmapped address; torch meets the error at its next synchronize
   device-assert     an out-of-range index on the GPU (ATen's device-side assert)
   nccl-duplicate    torchrun, two ranks on the one GPU: NCCL refuses them (the words of a wrong device mapping)
-  nccl-timeout      torchrun, one rank: a kernel that never ends holds its all_reduce, the watchdog times it out
+  nccl-timeout      torchrun, one rank: a kernel stuck for 45 s holds its all_reduce, the watchdog times it out
   child-exception   torchrun, two ranks: rank 1 raises, the launcher tears rank 0 down
   child-sigkill     torchrun, two ranks: rank 1 is killed with SIGKILL
 """
@@ -97,9 +97,19 @@ def nccl_hang_worker() -> None:
     dist.all_reduce(x)
     torch.cuda.synchronize()
     print("first all_reduce done", flush=True)
-    spin = cupy.RawKernel(r'extern "C" __global__ void spin() { while (true) { __nanosleep(1000); } }', "spin")
+    # A kernel stuck for 45 s ahead of the collective on its stream, as a hung peer would leave it (a kernel that
+    # never ends also hung the watchdog's abort and dump: the process never died).
+    spin = cupy.RawKernel(
+        r"""extern "C" __global__ void spin() {
+            unsigned long long start, now;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+            do { __nanosleep(100000); asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); }
+            while (now - start < 45000000000ULL);
+        }""",
+        "spin",
+    )
     with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-        spin((1,), (1,), ())  # a stuck kernel ahead of the collective on its stream, as a hung peer would leave it
+        spin((1,), (1,), ())
     dist.all_reduce(x)
     time.sleep(120)
 

@@ -63,6 +63,13 @@ class SeriesBuilder:
             if found:
                 self._put(name, cleaned, found)
 
+    def add_samples(self, results: Sequence[Mapping[str, Any]], metric: str) -> None:
+        """Raw samples (an instant query of a range selector) of ``metric``, as they are."""
+        for item in results:
+            found = points(item)
+            if found:
+                self._put(metric, clean(item.get("metric", {})), found)
+
     def series(self) -> list[Series]:
         return [
             Series(name, MappingProxyType(dict(labels)), tuple(sorted(samples.items())))

@@ -39,6 +39,7 @@ from whathappened.collectors.prometheus.promql import (
     chunked_or,
 )
 from whathappened.collectors.prometheus.series import GPU_REQUESTS, discover_from_series, events_from_series
+from whathappened.collectors.prometheus.signals import EXPORTER_XIDS
 from whathappened.collectors.prometheus.snapshot import write_series
 
 from whathappened.config import PrometheusSettings, Settings
@@ -163,11 +164,12 @@ class PrometheusCollector:
             answer = self._instant(pq.workload_spelling_query(pods, window), end)
             self._learn_workload(bool(answer))
         sel = Selectors(nodes, pods, self._spelling)
-        present, raw_gpus, utilization = self._parallel(
+        present, raw_gpus, utilization, exporter_xids = self._parallel(
             [
                 lambda: self._families(sel, scope),
                 lambda: self._instant(pq.gpus_last_seen_query(sel.spelling.hosts_of(nodes)), end, raw=True),
                 lambda: self._utilization_strip(pods, scope) if self._utilization else [],
+                lambda: self._exporter_xids(nodes, scope) if nodes else [],
             ]
         )
         if nodes and not raw_gpus and not self._spelling.hosts and self._learn_hosts(nodes, window, end):
@@ -210,7 +212,7 @@ class PrometheusCollector:
         self._edges(builder, targets, spelling, models, scope, vanished)
         self._dcgm_nodes = len({_node_of(r["metric"]) for r in node_refs})
         self._flagged = len(targets.uuids)
-        self.fetched = builder.series() + utilization + self._discovered
+        self.fetched = builder.series() + utilization + exporter_xids + self._discovered
         self._sync()
         return self.fetched
 
@@ -271,6 +273,15 @@ class PrometheusCollector:
         answers = self._parallel([*besides, *work])
         other += answers[: len(besides)]
         return other, [i for a in answers[len(besides) :] for i in a]
+
+    def _exporter_xids(self, nodes: Sequence[str], scope: Scope) -> list[Series]:
+        """The project's exporter's Xid counters (NVML sees every Xid, dcgm-exporter's gauge the last), raw: they
+        exist only on GPUs that had one, so they are few, and their first sample is an Xid too (signals: COUNT)."""
+        builder = SeriesBuilder()
+        builder.add_samples(
+            self._instant(pq.exporter_xids_query(nodes, scope.window.seconds), scope.window.end), EXPORTER_XIDS
+        )
+        return builder.series()
 
     def _gpus_seen(self, nodes: Sequence[str], scope: Scope) -> list[str]:
         """Every GPU (UUID) that reported on these nodes in the window, from the index alone (no samples)."""

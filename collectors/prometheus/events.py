@@ -17,7 +17,7 @@ from typing import Any
 from whathappened.collectors.kube_objects.reasons import PRESSURE, WAITING_KINDS
 from whathappened.collectors.prometheus.model import Series
 from whathappened.collectors.prometheus.placement import dcgm_pod, node_of
-from whathappened.collectors.prometheus.signals import FB_NEAR_FULL, UTIL_COLLAPSE, Edge, fb_total_mib
+from whathappened.collectors.prometheus.signals import EXPORTER_XIDS, FB_NEAR_FULL, UTIL_COLLAPSE, Edge, fb_total_mib
 from whathappened.collectors.prometheus.vocab import (
     CAUSE,
     GPU_COUNTERS,
@@ -135,7 +135,12 @@ def _gpu_text(subject: Subject) -> str:
 
 def xid(edge: Edge, ctx: Context) -> Iterable[TimelineEvent]:
     series = edge.series
-    if series.name == "DCGM_EXP_XID_ERRORS_COUNT":
+    if series.name == EXPORTER_XIDS:  # every edge of the per-code counter is that Xid again (signals: COUNT)
+        code = series.labels.get("xid", "")
+        if not code.isdigit():
+            return
+        number = int(code)
+    elif series.name == "DCGM_EXP_XID_ERRORS_COUNT":
         code = series.labels.get("xid", "")
         if edge.previous is None or edge.value <= edge.previous or not code.isdigit():
             return
@@ -356,6 +361,7 @@ def _none(edge: Edge, ctx: Context) -> Iterable[TimelineEvent]:
 BUILDERS: Mapping[str, Builder] = {
     "DCGM_FI_DEV_XID_ERRORS": xid,
     "DCGM_EXP_XID_ERRORS_COUNT": xid,
+    EXPORTER_XIDS: xid,
     **dict.fromkeys(GPU_COUNTERS, counter),
     "DCGM_FI_DEV_GPU_TEMP": temperature,
     "DCGM_FI_DEV_MEMORY_TEMP": temperature,

@@ -33,11 +33,13 @@ from whathappened.collectors.prometheus.promql import (
     Spelling,
     escape,
     named,
+    names_matcher,
     quote,
     regex_union,
 )
 from whathappened.collectors.prometheus.series import GPU_REQUESTS, GPU_RESOURCE, sanitize_label
 from whathappened.collectors.prometheus.signals import (
+    EXPORTER_XIDS,
     FB_NEAR_FULL,
     LOOKBACK_S,
     PRESENCE_METRIC,
@@ -242,6 +244,18 @@ def gpus_seen_match(nodes: Sequence[str]) -> list[str]:
     return [
         Selectors(tuple(nodes), (), CANONICAL.on_node_label(label)).gpu(PRESENCE_NAMES) for label in DCGM_NODE_LABELS
     ]
+
+
+# The project's exporter makes each per-code Xid counter at that code's first Xid, so a series first sampled in the
+# window was made there: its raw samples are read from an hour before the window on, where one made earlier shows.
+EXPORTER_HISTORY_S = 3600.0
+
+
+def exporter_xids_query(nodes: Sequence[str], window_seconds: float) -> str:
+    """Every raw sample of the project's exporter's Xid counters on these nodes (by their common prefix when they
+    are many: the analysis keeps the scope's), as an instant query at the window's end."""
+    reach = round(window_seconds + LOOKBACK_S + EXPORTER_HISTORY_S)
+    return f"{EXPORTER_XIDS}{{{names_matcher('node', nodes, wide=True)}}}[{reach}s]"
 
 
 XID_GAUGE = "DCGM_FI_DEV_XID_ERRORS"

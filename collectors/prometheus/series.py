@@ -304,7 +304,7 @@ def events_from_series(
     events.extend(_gpus_missing(kept, ctx, start, end))
     if utilization:
         events.extend(utilization_events(series, ctx))
-    return _episodes(_dedupe(sorted(events, key=_order)))
+    return _episodes(sorted(_dedupe(sorted(events, key=_order)), key=_order))  # a kept pod's event may be later
 
 
 def _order(event: TimelineEvent) -> tuple[object, ...]:
@@ -342,15 +342,25 @@ def _gpus_missing(series: list[Series], ctx: ev.Context, start: float, end: floa
 
 
 def _dedupe(events: list[TimelineEvent]) -> list[TimelineEvent]:
-    """One event per happening: an Xid seen by both Xid series, an ECC error by both counters."""
-    seen: dict[tuple[object, ...], float] = {}
-    out = []
+    """One event per happening: an Xid seen by both Xid series or by both exporters (dcgm-exporter's and the
+    project's, which names no pod), an ECC error by both counters. Of a GPU's, the one that names a pod is kept."""
+    seen: dict[tuple[object, ...], tuple[float, int]] = {}
+    out: list[TimelineEvent] = []
     for one in events:
-        key: tuple[object, ...] = (one.kind, one.subject, one.attrs.get("xid"), one.attrs.get("cause"))
+        subject = one.subject
+        where: object = (subject.node, subject.gpu) if subject.gpu is not None else subject
+        key: tuple[object, ...] = (one.kind, where, one.attrs.get("xid"), one.attrs.get("cause"))
         at = one.at.timestamp()
-        if key in seen and at - seen[key] <= LOOKBACK_S and one.kind in _DEDUPED:
-            continue
-        seen[key] = at
+        earlier = seen.get(key)
+        if earlier is not None and at - earlier[0] <= LOOKBACK_S and one.kind in _DEDUPED:
+            kept = out[earlier[1]]
+            if kept.subject == subject or subject.pod is None:  # the same, or it says less
+                continue
+            if kept.subject.pod is None:  # it names the pod
+                out[earlier[1]] = one
+                continue
+            # another pod on the same GPU (a MIG instance each): its own event
+        seen[key] = (at, len(out))
         out.append(one)
     return out
 

@@ -10,6 +10,10 @@ same history agree. The rules are written the way PromQL evaluates them:
 - RISE: a condition (value > threshold) holds and did not hold at the previous sample, or there was none within
   the lookback; edges at or before the window start are dropped, since what was already true then did not
   happen in the window.
+- COUNT: a counter that exists only from its first increment (the project's exporter's Xid count per code, made
+  when NVML first reports that Xid): its first sample inside the window is that increment, and each change after
+  it, however long a scrape gap before it, is another (a smaller value is the exporter restarted and counting
+  again, so still a new one).
 
 Two signals are derived from noisy gauges rather than read directly (named like recording rules, so that a
 snapshot written from a live run keeps them): utilization collapsing while the pod lived, and the framebuffer
@@ -43,6 +47,7 @@ UTIL_RECENT_S = 299.0
 UTIL_BEFORE_S = 599.0
 UTIL_BEFORE_OFFSET_S = 300.0
 
+EXPORTER_XIDS = "whathappened_gpu_xid_errors_total"
 UTIL_COLLAPSE = "whathappened:gpu_util_collapse"
 FB_NEAR_FULL = "whathappened:gpu_fb_near_full"
 
@@ -50,6 +55,7 @@ FB_NEAR_FULL = "whathappened:gpu_fb_near_full"
 class Mode(StrEnum):
     CHANGE = "change"
     RISE = "rise"
+    COUNT = "count"
 
 
 class Where(StrEnum):
@@ -105,6 +111,8 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("kube_node_spec_unschedulable", Mode.CHANGE, Where.NODE),
     Signal("kube_node_status_condition", Mode.CHANGE, Where.NODE, match='status="true"'),
     Signal("kube_node_spec_taint", Mode.RISE, Where.NODE),
+    # The project's exporter (NVML's event API sees every Xid; dcgm-exporter's gauge holds only the last one)
+    _gpu(EXPORTER_XIDS, Mode.COUNT),
     Signal("whathappened_node_maintenance_scheduled", Mode.RISE, Where.NODE),
     Signal("whathappened_node_maintenance_not_before_timestamp_seconds", Mode.RISE, Where.NODE),
 )
@@ -142,7 +150,7 @@ def signal_of(series: Series) -> Signal | None:
 
 
 def edges(series: Series, window_start: float) -> Iterator[Edge]:
-    """The CHANGE or RISE edges of one series (raw samples, or the sparse ones a live query returned)."""
+    """The CHANGE, RISE or COUNT edges of one series (raw samples, or the sparse ones a live query returned)."""
     signal = signal_of(series)
     if signal is None:
         return
@@ -150,9 +158,13 @@ def edges(series: Series, window_start: float) -> Iterator[Edge]:
     for at, value in series.samples:
         if not usable(value):
             continue
+        last = previous
         before = previous if previous is not None and at - previous[0] <= LOOKBACK_S else None
         previous = (at, value)
-        if signal.mode is Mode.CHANGE:
+        if signal.mode is Mode.COUNT:
+            if (last is None and at > window_start) or (last is not None and value != last[1]):
+                yield Edge(series, at, value, None if last is None else last[1])
+        elif signal.mode is Mode.CHANGE:
             if before is not None and value != before[1]:
                 yield Edge(series, at, value, before[1])
         elif value > signal.threshold and (before is None or before[1] <= signal.threshold) and at > window_start:

@@ -218,6 +218,41 @@ def test_an_xid_first_seen_in_the_gpus_next_series_is_an_edge() -> None:
     assert events_from_series([held, quiet], scope()) == []
 
 
+# The project's exporter: one counter per GPU and Xid code, made at that code's first Xid (exporters/gpu.py), its
+# labels as seen on an H100 (bench/README.md) plus the scrape's instance and job.
+NVML_GPU = {"gpu": "5", "node": NODE, "uuid": GPU["UUID"], "instance": "10.0.0.5:9977", "job": "whathappened-exporter"}
+
+
+def test_the_exporters_xid_counter_made_in_the_window_and_each_increase_are_xids() -> None:
+    made = series("whathappened_gpu_xid_errors_total", {**NVML_GPU, "xid": "13"}, [1, 1, 2], T0 + 600, every=600)
+    found = events_from_series([made], scope({NODE: ("5",)}))
+    assert [(e.kind, e.at.timestamp() - T0, e.attrs["xid"], e.subject.pod, e.subject.gpu) for e in found] == [
+        ("gpu-xid", 600, 13, POD, "5"),
+        ("gpu-xid", 1800, 13, POD, "5"),
+    ]
+    assert found[0].attrs["uuid"] == GPU["UUID"] and found[0].summary.startswith("Xid 13 on GPU 5 on gpu-node-19")
+
+
+def test_the_exporters_xid_counter_already_there_is_no_xid_but_a_restart_that_counts_again_is() -> None:
+    old = series("whathappened_gpu_xid_errors_total", {**NVML_GPU, "xid": "31"}, [3, 3, 3], start=T0 - 600)
+    assert events_from_series([old], scope({NODE: ("5",)})) == []
+    # scraped again after an hour's gap (the exporter restarted, its counter made anew by another Xid 31)
+    again = Series(old.name, old.labels, (*old.samples, (T0 + 3000, 1.0), (T0 + 3030, 1.0)))
+    assert kinds(events_from_series([again], scope({NODE: ("5",)}))) == [("06:50:00", "gpu-xid")]
+    elsewhere = series("whathappened_gpu_xid_errors_total", {**NVML_GPU, "node": "gpu-node-99", "xid": "79"}, [1])
+    assert events_from_series([elsewhere], scope({NODE: ("5",)})) == []
+
+
+def test_an_xid_both_exporters_saw_is_one_happening_on_the_pod_one_of_them_names() -> None:
+    gauge = series("DCGM_FI_DEV_XID_ERRORS", HELD, [0, 0, 0, 0, 0, 79, 79])
+    counter = series("whathappened_gpu_xid_errors_total", {**NVML_GPU, "xid": "79"}, [1, 1], start=T0 + 150)
+    # dcgm-exporter names the pod on its series; the project's exporter does not, and where no GPU allocation is
+    # known its Xid has no pod: the one happening keeps the pod
+    for gpus in ({NODE: ("5",)}, None):
+        [event] = events_from_series([counter, gauge], scope(gpus))
+        assert (event.at.timestamp() - T0, event.attrs["xid"], event.subject.pod) == (150, 79, POD)
+
+
 def test_series_of_other_nodes_are_ignored() -> None:
     elsewhere = series("DCGM_FI_DEV_XID_ERRORS", {**HELD, "Hostname": "gpu-node-99"}, [0, 79])
     assert events_from_series([elsewhere], scope()) == []
