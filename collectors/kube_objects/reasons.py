@@ -96,7 +96,10 @@ REASONS: dict[str, Reason] = {
     "NodeAffinity": Reason(Kind.POD_FAILED),
     # --- containers ---
     "Started": Reason(Kind.CONTAINER_STARTED),
-    "Killing": Reason(Kind.KILLING),
+    # the kubelet kills a container whose postStart hook failed with the message "FailedPostStartHook" (and says
+    # FailedPostStartHook "PostStartHook failed" before it, the hook's output kept out since 1.26): the pod's spec
+    "Killing": Reason(Kind.KILLING, refine=_rx((r"^FailedPostStartHook$", Kind.CONFIG_ERROR))),
+    "FailedPostStartHook": Reason(Kind.CONFIG_ERROR),
     "ExceededGracePeriod": Reason(Kind.KILLING),
     "BackOff": Reason(Kind.BACK_OFF, refine=_rx((r"pulling image", Kind.IMAGE_PULL_FAILED))),
     # ("failed to reserve container name", a CRI call past its deadline: the runtime busy, the kubelet retries)
@@ -136,6 +139,10 @@ REASONS: dict[str, Reason] = {
         ),
     ),
     "FailedAttachVolume": Reason(Kind.CONFIG_ERROR),
+    # Dynamic Resource Allocation: the kubelet cannot prepare a claim's devices, or the claim controller cannot make
+    # the pod's claim (its template missing): like a volume that cannot be mounted, the pod cannot start
+    "FailedPrepareDynamicResources": Reason(Kind.CONFIG_ERROR),
+    "FailedResourceClaimCreation": Reason(Kind.CONFIG_ERROR),
     "FailedCreatePodContainer": Reason(Kind.CONFIG_ERROR),
     # a sandbox the node's runtime cannot make for the pod's RuntimeClass (containerd: 'no runtime for "nvidia" is
     # configured', dockershim and CRI-O: 'RuntimeHandler "nvidia" not supported') is the pod's set-up against its
@@ -305,6 +312,7 @@ WAITING_KINDS: dict[str, Kind] = {
     "CreateContainerConfigError": Kind.CONFIG_ERROR,
     "CreateContainerError": Kind.CONFIG_ERROR,
     "RunContainerError": Kind.CONFIG_ERROR,
+    "PostStartHookError": Kind.CONFIG_ERROR,  # kubecontainer.ErrPostStartHook: the hook failed, the container killed
 }
 
 

@@ -312,15 +312,19 @@ SIGNATURES: tuple[Signature, ...] = (
             r"NVRM: (?:GPU (?:at )?(?:PCI:)?"
             + _PCI
             + r"\.\d:? )?RmInitAdapter failed!|NVRM: osInitNvMapping: \*{3} Cannot attach gpu"
+            # R525+ with GSP: the same init failing on the GSP firmware's boot ("RmInitAdapter: Cannot initialize
+            # GSP firmware RM", after "GSP-FMC reported an error" or "Max GSP-RM boot attempts exceeded")
+            + r"|NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"
         ),
         summary="the driver could not initialize a GPU (RmInitAdapter failed)",
-        phrases=("RmInitAdapter failed", "Cannot attach gpu"),
+        phrases=("RmInitAdapter failed", "Cannot attach gpu", "Cannot initialize GSP firmware RM"),
         fixed={"text": "GPU failed to initialize (RmInitAdapter failed)"},
         examples=(
             "[   39.147720] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
             "kernel: [  218.250408] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)",
+            "[  +0.000021] NVRM: RmInitAdapter: Cannot initialize GSP firmware RM",
         ),
-        near_misses=("NVRM: GPU 0000:0a:00.0: RmInitAdapter succeeded",),
+        near_misses=("NVRM: GPU 0000:0a:00.0: RmInitAdapter succeeded", "NVRM: GSP firmware RM initialized"),
     ),
     Signature(
         # RM reporting a GPU that must be reset before it can work again, by the status it returns
@@ -506,7 +510,8 @@ SIGNATURES: tuple[Signature, ...] = (
             + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?)?"
             # 2.3+: the watchdog's own line when it finds a work past its timeout ("Timeout at NCCL work: %d, last
             # enqueued NCCL work: %d, last completed NCCL work: %d.")
-            + r"|Timeout at NCCL work: (?P<seq>\d{1,12}), last enqueued NCCL work"
+            # (a paste may wrap it after "last enqueued")
+            + r"|Timeout at NCCL work: (?P<seq>\d{1,12}), last enqueued\b"
         ),
         summary="NCCL watchdog timeout: {op} SeqNum={seq} after {timeout_ms} ms",
         phrases=("caught collective operation timeout", "Timeout at NCCL work"),
