@@ -165,7 +165,9 @@ class GpuHealth(Collector):
             return
         if int(data.eventType) != int(nvml.nvmlEventTypeXidCriticalError):
             return
-        uuid = _text(nvml.nvmlDeviceGetUUID(data.device))
+        # A GPU that fell off the bus (Xid 79) may no longer answer for its UUID: count the Xid anyway, on no UUID,
+        # rather than let the error end this thread and every later Xid with it.
+        uuid = self._read(lambda device: _text(nvml.nvmlDeviceGetUUID(device)), data.device) or ""
         with self._lock:
             self._xids[(by_uuid.get(uuid, ""), uuid, str(int(data.eventData)))] += 1
         log.warning("GPU %s Xid %s", uuid, int(data.eventData))

@@ -2,7 +2,7 @@
 # The exporter's NVML path and real GPU failure texts, on a machine with an NVIDIA GPU. Writes into $OUT (default
 # ./device-out): env.txt, nvml.json, metrics.txt,
 # metrics-after-fault.txt, exporter.log, faults.txt. Needs the project's wheel and any of
-# its needs the machine lacks in .whl/ (bench/README.md says how they were made). About 4 minutes on one H100.
+# its needs the machine lacks in .whl/ (bench/README.md says how they were made). 2 to 4 minutes on one H100.
 set -u
 OUT=${OUT:-device-out}
 mkdir -p "$OUT"

@@ -107,10 +107,11 @@ def exporter_path() -> dict[str, Any]:
     watcher.start()
     result["faults"] = []
     for case in ("illegal-address", "device-assert"):
+        before = sum(health.xid_counts().values())
         result["faults"].append(_fault(case))
         # The driver posts the Xid while it tears the faulting context down; give the event a few waits to arrive.
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not health.xid_counts():
+        while time.monotonic() < deadline and sum(health.xid_counts().values()) == before:
             time.sleep(0.5)
         result["faults"][-1]["xid_counts_after"] = {"/".join(k): v for k, v in health.xid_counts().items()}
     stop.set()

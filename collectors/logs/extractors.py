@@ -180,11 +180,13 @@ def child_failed(match: re.Match[str], text: str) -> Mapping[str, Any]:
     """torch.distributed.elastic's ChildFailedError summary block: the root cause record's rank, exit code, host
     (the first record where the text holds no Root Cause section, as when a paste or a shipper cut it)."""
     attrs: dict[str, Any] = {}
-    root = _ROOT_CAUSE.search(text, match.start())
+    following = text.find("ChildFailedError", match.end())  # another summary after this one is not this one's
+    limit = len(text) if following < 0 else following
+    root = _ROOT_CAUSE.search(text, match.start(), limit)
     start = root.end() if root else match.start()
     for name, regex, convert in _CHILD_FIELDS:
         # the title's script name is above both sections; a record's fields come from the root cause's alone
-        found = regex.search(text, match.start() if name == "script" else start)
+        found = regex.search(text, match.start() if name == "script" else start, limit)
         if found:
             attrs[name] = convert(found.group(1))
     return attrs

@@ -275,12 +275,18 @@ class PrometheusCollector:
         return other, [i for a in answers[len(besides) :] for i in a]
 
     def _exporter_xids(self, nodes: Sequence[str], scope: Scope) -> list[Series]:
-        """The project's exporter's Xid counters (NVML sees every Xid, dcgm-exporter's gauge the last), raw: they
-        exist only on GPUs that had one, so they are few, and their first sample is an Xid too (signals: COUNT)."""
+        """The project's exporter's Xid counters (NVML sees every Xid, dcgm-exporter's gauge the last one) that
+        moved or appeared around the window, with every raw sample: their first sample is an Xid too (signals:
+        COUNT). Two small queries: which counters, then their samples."""
+        seconds, end = scope.window.seconds, scope.window.end
+        flagged = self._instant(pq.exporter_xids_flag_query(nodes, seconds), end)
+        wanted = {_identity(item.get("metric", {})) for item in flagged}
+        uuids = sorted({labels.get("UUID", "") for labels in (item.get("metric", {}) for item in flagged)} - {""})
+        if not uuids:
+            return []
+        raw = self._instant(pq.exporter_xids_query(uuids, seconds), end)
         builder = SeriesBuilder()
-        builder.add_samples(
-            self._instant(pq.exporter_xids_query(nodes, scope.window.seconds), scope.window.end), EXPORTER_XIDS
-        )
+        builder.add_samples([item for item in raw if _identity(item.get("metric", {})) in wanted], EXPORTER_XIDS)
         return builder.series()
 
     def _gpus_seen(self, nodes: Sequence[str], scope: Scope) -> list[str]:
@@ -389,6 +395,11 @@ class PrometheusCollector:
         if self._traffic.warnings:
             parts.append("partial response: " + "; ".join(self._traffic.warnings[:3]))
         self.detail = ", ".join(parts)
+
+
+def _identity(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """A series' labels without its name (functions drop it): how a flagged series is found among raw ones."""
+    return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
 
 
 def _duration(seconds: float) -> str:

@@ -107,7 +107,9 @@ def event(
 def gpu_subject(series: Series, at: float, ctx: Context) -> Subject:
     node = node_of(series.labels, ctx.nodes)
     gpu = series.label("gpu")
-    attributed = dcgm_pod(series.labels)
+    # the project's exporter names no workload: a pod on its series is the scrape's (a ServiceMonitor without
+    # honorLabels, as deploy/ ships it, names the exporter's own pod), so its GPU's pod is the one that held it
+    attributed = None if series.name == EXPORTER_XIDS else dcgm_pod(series.labels)
     if attributed is not None:
         pod = ctx.pods.get(attributed)
         return Subject(namespace=attributed[0] or None, pod=pod.name if pod else None, node=node, gpu=gpu)

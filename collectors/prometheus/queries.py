@@ -247,15 +247,30 @@ def gpus_seen_match(nodes: Sequence[str]) -> list[str]:
 
 
 # The project's exporter makes each per-code Xid counter at that code's first Xid, so a series first sampled in the
-# window was made there: its raw samples are read from an hour before the window on, where one made earlier shows.
+# window was made there: one that was there in the hour before the window was not.
 EXPORTER_HISTORY_S = 3600.0
 
 
-def exporter_xids_query(nodes: Sequence[str], window_seconds: float) -> str:
-    """Every raw sample of the project's exporter's Xid counters on these nodes (by their common prefix when they
-    are many: the analysis keeps the scope's), as an instant query at the window's end."""
-    reach = round(window_seconds + LOOKBACK_S + EXPORTER_HISTORY_S)
-    return f"{EXPORTER_XIDS}{{{names_matcher('node', nodes, wide=True)}}}[{reach}s]"
+def exporter_xids_flag_query(nodes: Sequence[str], window_seconds: float) -> str:
+    """The project's exporter's Xid counters on these nodes (by their common prefix when they are many: the
+    analysis keeps the scope's) that changed over the window and the hour before it, or appeared in the window;
+    an instant query at the window's end. Counters of long-past Xids, on most GPUs of a fleet, are not asked for."""
+    sel = f"{EXPORTER_XIDS}{{{names_matcher('node', nodes, wide=True)}}}"
+    window, reach = round(window_seconds), exporter_reach(window_seconds)
+    history = round(EXPORTER_HISTORY_S)
+    return (
+        f"changes({sel}[{reach}s]) > 0"
+        f" or (last_over_time({sel}[{window}s]) unless last_over_time({sel}[{history}s] offset {window}s))"
+    )
+
+
+def exporter_xids_query(uuids: Sequence[str], window_seconds: float) -> str:
+    """Every raw sample of the flagged GPUs' Xid counters over the window and the hour before it."""
+    return f"{EXPORTER_XIDS}{{uuid=~{quote(regex_union(uuids))}}}[{exporter_reach(window_seconds)}s]"
+
+
+def exporter_reach(window_seconds: float) -> int:
+    return round(window_seconds + LOOKBACK_S + EXPORTER_HISTORY_S)
 
 
 XID_GAUGE = "DCGM_FI_DEV_XID_ERRORS"

@@ -159,6 +159,34 @@ def test_xid_registration_refused_is_said_for_that_gpu_only(caplog: pytest.LogCa
     assert health.xid_counts() == {("0", uuid0, "31"): 1}
 
 
+def test_an_xid_from_a_gpu_that_no_longer_answers_is_counted_and_the_watch_goes_on() -> None:
+    nvml = FakeNvml()
+    health = GpuHealth("gpu-node-1", nvml)
+    health.start()
+    lost = nvml.nvmlDeviceGetUUID
+
+    def get_uuid(h: int) -> str:
+        if h == 7:  # the handle of a GPU gone from the bus
+            raise nvml.NVMLError("GPU is lost")
+        return lost(h)
+
+    nvml.nvmlDeviceGetUUID = get_uuid  # type: ignore[method-assign]
+    stop = threading.Event()
+    watcher = threading.Thread(target=health.watch_xid, args=(stop, 50))
+    watcher.start()
+    nvml.events.put(SimpleNamespace(device=7, eventType=8, eventData=79))
+    nvml.events.put(SimpleNamespace(device=0, eventType=8, eventData=48))
+    uuid0 = "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd"
+    want = {("", "", "79"): 1, ("0", uuid0, "48"): 1}
+    for _ in range(200):
+        if health.xid_counts() == want:
+            break
+        stop.wait(0.01)  # poll for the watcher thread's effect
+    stop.set()
+    watcher.join(timeout=5)
+    assert health.xid_counts() == want
+
+
 def test_real_pynvml_off_is_said_once_or_on_is_exported(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="whathappened.exporter.gpu")
     health = GpuHealth("node-x")  # the real pynvml: off on a host without the NVIDIA driver (as here), on with one

@@ -220,7 +220,17 @@ def test_an_xid_first_seen_in_the_gpus_next_series_is_an_edge() -> None:
 
 # The project's exporter: one counter per GPU and Xid code, made at that code's first Xid (exporters/gpu.py), its
 # labels as seen on an H100 (bench/README.md) plus the scrape's instance and job.
-NVML_GPU = {"gpu": "5", "node": NODE, "uuid": GPU["UUID"], "instance": "10.0.0.5:9977", "job": "whathappened-exporter"}
+NVML_GPU = {
+    "gpu": "5",
+    "node": NODE,
+    "uuid": GPU["UUID"],
+    # what the shipped ServiceMonitor's scrape adds without honorLabels: the exporter's own pod, not the workload
+    "container": "exporter",
+    "instance": "10.0.0.5:9977",
+    "job": "whathappened-exporter",
+    "namespace": "whathappened",
+    "pod": "whathappened-exporter-7xk2p",
+}
 
 
 def test_the_exporters_xid_counter_made_in_the_window_and_each_increase_are_xids() -> None:

@@ -2,7 +2,8 @@
 made in the window is an Xid there (NVML's event API counts each one; the exporter makes a code's counter at its
 first), one already there is none, another node's is none; live, offline and from a snapshot written live alike.
 
-The labels are those the exporter served on an H100 (bench/README.md), plus the scrape's instance and job."""
+The labels are those the exporter served on an H100 (bench/README.md), plus what the shipped ServiceMonitor's scrape
+adds without honorLabels: instance, job, and the exporter's own pod, namespace and container."""
 
 from __future__ import annotations
 
@@ -27,7 +28,11 @@ MADE_AT = T0 + 1815  # 06:30:15, the scrape after NVML reported Xid 79
 
 
 def _labels(node: str, xid: str) -> str:
-    return f'gpu="5",node="{node}",uuid="{UUID}",xid="{xid}",instance="10.0.3.7:9977",job="whathappened-exporter"'
+    return (
+        f'gpu="5",node="{node}",uuid="{UUID}",xid="{xid}",container="exporter",endpoint="metrics",'
+        'instance="10.0.3.7:9977",job="whathappened-exporter",namespace="whathappened",'
+        'pod="whathappened-exporter-7xk2p",service="whathappened-exporter"'
+    )
 
 
 def _history() -> str:
@@ -78,6 +83,9 @@ def test_the_exporters_xid_read_live_offline_and_from_a_snapshot(
     live = list(collector.collect(scope))
     want = [("2026-11-20T06:30:15+00:00", 79, NODE, "5", "run-worker-1")]
     assert _xids(live) == want
+    # only the counter that moved or appeared is read sample by sample: not a long-past Xid's, not another node's
+    fetched = {s.labels.get("xid") for s in collector.fetched if s.name == "whathappened_gpu_xid_errors_total"}
+    assert fetched == {"79"}
     series, problems = parse_openmetrics(gzip.decompress(recorded.read_bytes()).decode())
     assert problems == [] and _xids(events_from_series(series, scope)) == want
     path = write_series(tmp_path, collector.fetched)
