@@ -202,14 +202,19 @@ _ADMISSION_REASONS = (
 _ADMISSION_WORDS = ("pod was rejected", "didn't have enough resource", "allocate failed due to")
 
 
+# The device plugin unable to start NVML at all ("error calling nvml.Init: Unknown Error"): the node's driver, its
+# runtime or cgroup set-up, or a GPU; a refusal for that says nothing of scheduling, and alone decides nothing.
+_NVML_UNUSABLE = ("error calling nvml.init", "failed to initialize nvml")
+
+
 def admission_rejected(event: TimelineEvent) -> bool:
     """The node's kubelet refused the pod the scheduler had placed on it: it never ran there."""
     if event.kind != Kind.POD_FAILED:
         return False
-    reason = _reason(event)
+    reason, text = _reason(event), text_of(event)
     return (
-        reason in _ADMISSION_REASONS or reason.startswith("outof") or any(w in text_of(event) for w in _ADMISSION_WORDS)
-    )
+        reason in _ADMISSION_REASONS or reason.startswith("outof") or any(w in text for w in _ADMISSION_WORDS)
+    ) and not any(w in text for w in _NVML_UNUSABLE)
 
 
 def admission_lost_gpu(event: TimelineEvent) -> bool:
