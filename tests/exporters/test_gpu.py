@@ -78,6 +78,25 @@ class FakeNvml:
             raise self.NVMLError_Timeout("Timeout") from None
 
 
+def _watch(
+    health: GpuHealth, nvml: FakeNvml, events: list[Any], want: dict[tuple[str, str, str], int]
+) -> dict[tuple[str, str, str], int]:
+    """The Xid watcher run over these NVML events until it has counted ``want`` (or 2 s went by), then stopped."""
+    stop = threading.Event()
+    watcher = threading.Thread(target=health.watch_xid, args=(stop, 50))
+    watcher.start()
+    for event in events:
+        nvml.events.put(event)
+    for _ in range(200):
+        if health.xid_counts() == want:
+            break
+        stop.wait(0.01)  # poll for the watcher thread's effect
+    stop.set()
+    watcher.join(timeout=5)
+    assert not watcher.is_alive()
+    return health.xid_counts()
+
+
 def _exposition(health: GpuHealth) -> str:
     registry = CollectorRegistry()
     registry.register(health)
@@ -115,20 +134,10 @@ def test_xid_events_counted_by_code(caplog: pytest.LogCaptureFixture) -> None:
     nvml = FakeNvml()
     health = GpuHealth("gpu-node-1", nvml)
     health.start()
-    stop = threading.Event()
-    watcher = threading.Thread(target=health.watch_xid, args=(stop, 50))
-    watcher.start()
-    for xid in (79, 79, 48):
-        nvml.events.put(SimpleNamespace(device=1, eventType=8, eventData=xid))
     uuid1 = "GPU-00000001-aaaa-bbbb-cccc-dddddddddddd"
     want = {("1", uuid1, "79"): 2, ("1", uuid1, "48"): 1}
-    for _ in range(200):
-        if health.xid_counts() == want:
-            break
-        stop.wait(0.01)  # poll for the watcher thread's effect
-    stop.set()
-    watcher.join(timeout=5)
-    assert health.xid_counts() == want
+    events = [SimpleNamespace(device=1, eventType=8, eventData=xid) for xid in (79, 79, 48)]
+    assert _watch(health, nvml, events, want) == want
     assert not [r for r in caplog.records if "does not report Xid events" in r.getMessage()]
     assert f'whathappened_gpu_xid_errors_total{{gpu="1",node="gpu-node-1",uuid="{uuid1}",xid="79"}} 2.0' in _exposition(
         health
@@ -141,22 +150,13 @@ def test_xid_registration_refused_is_said_for_that_gpu_only(caplog: pytest.LogCa
     nvml.refuse_events = True
     health = GpuHealth("gpu-node-1", nvml)
     health.start()
-    stop = threading.Event()
-    watcher = threading.Thread(target=health.watch_xid, args=(stop, 50))
-    watcher.start()
-    nvml.events.put(SimpleNamespace(device=0, eventType=8, eventData=31))
     uuid0 = "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd"
-    for _ in range(200):
-        if health.xid_counts():
-            break
-        stop.wait(0.01)  # poll for the watcher thread's effect
-    stop.set()
-    watcher.join(timeout=5)
+    counts = _watch(health, nvml, [SimpleNamespace(device=0, eventType=8, eventData=31)], {("0", uuid0, "31"): 1})
     refused = [r.getMessage() for r in caplog.records if "does not report Xid events" in r.getMessage()]
     assert refused == [
         "GPU GPU-00000001-aaaa-bbbb-cccc-dddddddddddd does not report Xid events through NVML (Not Supported)"
     ]
-    assert health.xid_counts() == {("0", uuid0, "31"): 1}
+    assert counts == {("0", uuid0, "31"): 1}
 
 
 def test_an_xid_from_a_gpu_that_no_longer_answers_is_counted_and_the_watch_goes_on() -> None:
@@ -171,20 +171,13 @@ def test_an_xid_from_a_gpu_that_no_longer_answers_is_counted_and_the_watch_goes_
         return lost(h)
 
     nvml.nvmlDeviceGetUUID = get_uuid  # type: ignore[method-assign]
-    stop = threading.Event()
-    watcher = threading.Thread(target=health.watch_xid, args=(stop, 50))
-    watcher.start()
-    nvml.events.put(SimpleNamespace(device=7, eventType=8, eventData=79))
-    nvml.events.put(SimpleNamespace(device=0, eventType=8, eventData=48))
+    events = [
+        SimpleNamespace(device=7, eventType=8, eventData=79),
+        SimpleNamespace(device=0, eventType=8, eventData=48),
+    ]
     uuid0 = "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd"
     want = {("", "", "79"): 1, ("0", uuid0, "48"): 1}
-    for _ in range(200):
-        if health.xid_counts() == want:
-            break
-        stop.wait(0.01)  # poll for the watcher thread's effect
-    stop.set()
-    watcher.join(timeout=5)
-    assert health.xid_counts() == want
+    assert _watch(health, nvml, events, want) == want
 
 
 def test_real_pynvml_off_is_said_once_or_on_is_exported(caplog: pytest.LogCaptureFixture) -> None:
