@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The exporter's NVML path and real GPU failure texts, on a machine with an NVIDIA GPU. Writes into $OUT (default
 # ./device-out): env.txt, nvml.json, metrics.txt,
-# metrics-after-fault.txt, exporter.log, faults.txt. Needs the project's wheel and any of
+# metrics-after-fault.txt, exporter.log, faults.txt, kernel.txt. Needs the project's wheel and any of
 # its needs the machine lacks in .whl/ (bench/README.md says how they were made). 2 to 4 minutes on one H100.
 set -u
 OUT=${OUT:-device-out}
@@ -18,9 +18,17 @@ export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 } > "$OUT/env.txt" 2>&1
 
 CASES=${CASES:-nccl-timeout oom illegal-address device-assert nccl-duplicate child-exception child-sigkill}
-if [ -n "${FAULTS_ONLY:-}" ]; then  # a second look: the fault cases and the kernel's lines only
-  for case in $CASES; do echo "===== $case"; timeout 170 python3 bench/device/faults.py $case 2>&1; echo "===== $case rc=$?"; done > "$OUT/faults.txt" 2>&1
+faults() {  # each case's words into faults.txt, then the kernel's log (the driver's NVRM Xid lines) into kernel.txt
+  for case in $CASES; do
+    echo "===== $case"
+    start=$(date +%s)
+    timeout 170 python3 bench/device/faults.py $case 2>&1
+    echo "===== $case rc=$? seconds=$(( $(date +%s) - start ))"
+  done > "$OUT/faults.txt" 2>&1
   { dmesg 2>&1 || journalctl -k --no-pager 2>&1; } | tail -300 > "$OUT/kernel.txt"
+}
+if [ -n "${FAULTS_ONLY:-}" ]; then  # a second look: the fault cases and the kernel's lines only
+  faults
   exit 0
 fi
 
@@ -57,11 +65,5 @@ scrape "$OUT/metrics-after-fault.txt" 'xid="31"'
 kill $exporter; wait $exporter
 echo "exporter rc=$?"
 
-for case in $CASES; do
-  echo "===== $case"
-  start=$(date +%s)
-  timeout 170 python3 bench/device/faults.py $case 2>&1
-  echo "===== $case rc=$? seconds=$(( $(date +%s) - start ))"
-done > "$OUT/faults.txt" 2>&1
-{ dmesg 2>&1 || journalctl -k --no-pager 2>&1; } | tail -300 > "$OUT/kernel.txt"  # the driver's NVRM Xid lines
+faults
 echo done

@@ -67,7 +67,7 @@ def raw_readings() -> dict[str, Any]:
             pynvml.NVML_AGGREGATE_ECC,
         ),
         "remapped_rows": _call(pynvml.nvmlDeviceGetRemappedRows, handle),
-        "clocks_event_reasons": _call(getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None), handle)
+        "clocks_event_reasons": _call(pynvml.nvmlDeviceGetCurrentClocksEventReasons, handle)
         if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons")
         else "absent",
         "clocks_throttle_reasons": _call(pynvml.nvmlDeviceGetCurrentClocksThrottleReasons, handle),

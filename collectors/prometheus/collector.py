@@ -27,7 +27,7 @@ from whathappened.collectors.prometheus import edges as pe
 from whathappened.collectors.prometheus import fleet as pf
 from whathappened.collectors.prometheus import queries as pq
 from whathappened.collectors.prometheus import util as pu
-from whathappened.collectors.prometheus.answers import SeriesBuilder, points
+from whathappened.collectors.prometheus.answers import SeriesBuilder, clean, points
 from whathappened.collectors.prometheus.client import DEFAULT_TIMEOUT_S, answered, make_client, public_url
 from whathappened.collectors.prometheus.model import Series, canonical_answer
 from whathappened.collectors.prometheus.promql import (
@@ -279,14 +279,14 @@ class PrometheusCollector:
         moved or appeared around the window, with every raw sample: their first sample is an Xid too (signals:
         COUNT). Two small queries: which counters, then their samples."""
         seconds, end = scope.window.seconds, scope.window.end
-        flagged = self._instant(pq.exporter_xids_flag_query(nodes, seconds), end)
-        wanted = {_identity(item.get("metric", {})) for item in flagged}
-        uuids = sorted({labels.get("UUID", "") for labels in (item.get("metric", {}) for item in flagged)} - {""})
+        flagged = [item.get("metric", {}) for item in self._instant(pq.exporter_xids_flag_query(nodes, seconds), end)]
+        uuids = sorted({labels.get("UUID", "") for labels in flagged} - {""})
         if not uuids:
             return []
+        wanted = {clean(labels) for labels in flagged}  # the flag's functions dropped the name; clean() drops it too
         raw = self._instant(pq.exporter_xids_query(uuids, seconds), end)
         builder = SeriesBuilder()
-        builder.add_samples([item for item in raw if _identity(item.get("metric", {})) in wanted], EXPORTER_XIDS)
+        builder.add_samples([item for item in raw if clean(item.get("metric", {})) in wanted], EXPORTER_XIDS)
         return builder.series()
 
     def _gpus_seen(self, nodes: Sequence[str], scope: Scope) -> list[str]:
@@ -395,11 +395,6 @@ class PrometheusCollector:
         if self._traffic.warnings:
             parts.append("partial response: " + "; ".join(self._traffic.warnings[:3]))
         self.detail = ", ".join(parts)
-
-
-def _identity(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """A series' labels without its name (functions drop it): how a flagged series is found among raw ones."""
-    return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
 
 
 def _duration(seconds: float) -> str:

@@ -137,14 +137,12 @@ def _gpu_text(subject: Subject) -> str:
 
 def xid(edge: Edge, ctx: Context) -> Iterable[TimelineEvent]:
     series = edge.series
-    if series.name == EXPORTER_XIDS:  # every edge of the per-code counter is that Xid again (signals: COUNT)
+    if series.name in (EXPORTER_XIDS, "DCGM_EXP_XID_ERRORS_COUNT"):  # a count per Xid code, the code a label
         code = series.labels.get("xid", "")
-        if not code.isdigit():
-            return
-        number = int(code)
-    elif series.name == "DCGM_EXP_XID_ERRORS_COUNT":
-        code = series.labels.get("xid", "")
-        if edge.previous is None or edge.value <= edge.previous or not code.isdigit():
+        # every edge of the project's counter is that Xid again (signals: COUNT); dcgm-exporter's count over its
+        # window says a new one only by rising
+        risen = edge.previous is not None and edge.value > edge.previous
+        if not code.isdigit() or (series.name != EXPORTER_XIDS and not risen):
             return
         number = int(code)
     else:
