@@ -89,6 +89,7 @@ ONE_OBJECT = {
     "s1-rdzv-worker-node-store-connection-reset-failed-shutdown-torch201": (
         "a traceback whose frames (the rendezvous store's) say what its 'Connection reset by peer' is about"
     ),
+    "r22d-jax-2019-local-client-replica-oom-wrapped": "one log line the paste's terminal wrapped in two",
     "trap-q2-tail-jax-distributed-shutdown-deadline-exceeded-in-atexit": (
         "Python's 'Error in atexit._run_exitfuncs:' and the traceback it announces: sent apart, the traceback reads"
         " as the program's"

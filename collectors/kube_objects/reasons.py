@@ -145,12 +145,18 @@ REASONS: dict[str, Reason] = {
     "FailedResourceClaimCreation": Reason(Kind.CONFIG_ERROR),
     "FailedCreatePodContainer": Reason(Kind.CONFIG_ERROR),
     # a sandbox the node's runtime cannot make for the pod's RuntimeClass (containerd: 'no runtime for "nvidia" is
-    # configured', dockershim and CRI-O: 'RuntimeHandler "nvidia" not supported') is the pod's set-up against its
-    # node; other sandbox failures (CNI, a restarting runtime) stay Events
+    # configured', dockershim and CRI-O: 'RuntimeHandler "nvidia" not supported', the NVIDIA runtime's binary
+    # missing where containerd's config points) is the pod's set-up against its node; other sandbox failures (CNI,
+    # a restarting runtime) stay Events
     "FailedCreatePodSandBox": Reason(
         Kind.KUBE_EVENT,
         refine=_rx(
-            (r'no runtime for "[^"]*" is configured|RuntimeHandler "?[\w.-]+"? not supported', Kind.CONFIG_ERROR)
+            (
+                r'no runtime for "[^"]*" is configured|RuntimeHandler "?[\w.-]+"? not supported'
+                # the runtime the node's containerd config names is not installed on it (fork/exec of the binary)
+                r"|fork/exec \S{0,200}nvidia-container-runtime\S{0,40}: no such file or directory",
+                Kind.CONFIG_ERROR,
+            )
         ),
     ),
     # "%s probe errored: %v": the kubelet could not run the probe and throws the result away (prober worker):

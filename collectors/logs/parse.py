@@ -38,7 +38,7 @@ from whathappened.collectors.logs.fields import (
     time_of,
 )
 from whathappened.collectors.logs.linescan import bounded, normalize
-from whathappened.collectors.logs.signatures import SIGNATURES, XID_SEVERITY
+from whathappened.collectors.logs.signatures import BY_NAME, SIGNATURES, XID_SEVERITY
 
 from whathappened.kinds import Kind, severity_of
 from whathappened.model import PodInfo, Severity, Subject, TimelineEvent, Window
@@ -137,7 +137,7 @@ def match_document(text: str) -> list[tuple[int, LineMatch, str]]:
         hit = match_line(piece) if piece.strip() else None
         if whole is not None and index - piece.count("\n") <= whole.line <= index:
             said = hit is not None
-        if hit is not None and (not found or found[-1][1].signature is not hit.signature):
+        if hit is not None and (not found or _another(found[-1][1], hit)):
             found.append((index, hit, piece))
     if whole is None:
         return found
@@ -151,6 +151,16 @@ def match_document(text: str) -> list[tuple[int, LineMatch, str]]:
             next((k for k, item in enumerate(found) if item[0] > whole.line), len(found)), (whole.line, whole, text)
         )
     return found
+
+
+# What tells two lines of one signature apart as two happenings, not one repeated: the error code (the driver's
+# Xid 38 then its Xid 109 on one GPU), where a launcher's SIGTERM to each worker differs only by the worker's pid
+_CODES = ("xid", "sxid")
+
+
+def _another(last: LineMatch, hit: LineMatch) -> bool:
+    """Whether ``hit`` says something other than the piece before it (a repeated line is counted once)."""
+    return last.signature is not hit.signature or any(last.attrs.get(k) != hit.attrs.get(k) for k in _CODES)
 
 
 def one_json_value(text: str) -> bool:
@@ -318,7 +328,7 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
             for h in kept
             if h[4].signature.kind is None and "uuid" in h[4].attrs
         }
-        for at, text, _order, subject, hit in kept:
+        for at, text, _order, subject, hit in kept + _pcie_halves_joined(kept):
             if hit.signature.kind is None:
                 continue
             attrs = dict(hit.attrs)
@@ -327,6 +337,31 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
             attrs["signature"] = hit.signature.name
             events.append(signature_event(at, hit.signature, attrs, subject, text))
     return events
+
+
+# A fatal PCIe error a port received and a GPU below it that cannot recover, each a line of its own (a kernel log
+# shipped line by line): one report, so within a second of each other
+PCIE_HALVES = ("pcie-port-fatal", "pcie-gpu-unrecovered", "pcie-aer-gpu-lost")
+_PCIE_REPORT = timedelta(seconds=1)
+
+
+def _pcie_halves_joined(hits: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The GPU lost, from the two halves of one AER report on a node, for each GPU that no line of it already
+    reported lost (a document holding both lines was read whole)."""
+    port, gpu, lost = (BY_NAME[name] for name in PCIE_HALVES)
+    ports = [h for h in hits if h[4].signature is port]
+    reported = {str(h[4].attrs.get("pci", "")).lower() for h in hits if h[4].signature is lost}
+    joined: list[tuple[Any, ...]] = []
+    for at, text, order, subject, hit in (h for h in hits if h[4].signature is gpu):
+        pci = str(hit.attrs.get("pci", "")).lower()
+        near = next((p for p in ports if abs(p[0] - at) <= _PCIE_REPORT), None)
+        if near is None or pci in reported:
+            continue
+        reported.add(pci)
+        attrs = {"pci": hit.attrs["pci"], "aer": near[4].attrs["port"] + ": Uncorrected (Fatal) error received"}
+        match = LineMatch(lost, {**attrs, **lost.fixed}, 0)
+        joined.append((max(at, near[0]), f"{near[1]}\n{text}", order, subject, match))
+    return joined
 
 
 def signature_event(

@@ -72,6 +72,33 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=("NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d",),
         near_misses=("NVRM: GPU Board Serial Number: 1652823054417",),
     ),
+    # The two halves of a GPU's link lost to a fatal PCIe error reported by the port above it (see
+    # "pcie-aer-gpu-lost"), when a shipper sends the kernel's lines one by one: each alone says nothing (the port's
+    # error may be another device's, "can't recover" follows non-fatal errors too); within a second of each other
+    # on one node they are the GPU lost (parse.PCIE_HALVES)
+    Signature(
+        name="pcie-port-fatal",
+        kind=None,
+        pattern=rx(
+            r"(?P<port>pcieport [0-9a-fA-F:.]{7,16}): (?:AER: )?(?:Multiple )?Uncorrected \(Fatal\) error received"
+        ),
+        summary="a fatal PCIe error reported by {port}",
+        phrases=("Uncorrected (Fatal) error received",),
+        examples=("pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0",),
+        near_misses=("pcieport 0000:00:03.0: AER: Corrected error received: 0000:00:03.0",),
+    ),
+    Signature(
+        name="pcie-gpu-unrecovered",
+        kind=None,
+        pattern=rx(r"nvidia " + _PCI + r"\.\d: (?:AER: )?(?P<how>can't recover|device has no AER-aware driver)"),
+        summary="GPU PCI:{pci} cannot recover from a PCIe error ({how})",
+        phrases=("can't recover", "no AER-aware driver"),
+        examples=(
+            "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+            "nvidia 0000:02:00.0: device has no AER-aware driver",
+        ),
+        near_misses=("snd_hda_intel 0000:03:00.1: AER: can't recover (no error_detected callback)",),
+    ),
     Signature(
         # An exception Python reports and ignores: raised in a finalizer ("Exception ignored in: <function ...>",
         # PyErr_WriteUnraisable) or in an exit handler after the program's body ended ("Error in
@@ -179,25 +206,49 @@ SIGNATURES: tuple[Signature, ...] = (
         # device named by its driver, "nvidia"; "Uncorrectable" since Linux 6.8, no "AER: " before 4.19): the link
         # is reset and the nvidia driver, which registers no error handlers, loses the GPU, whether or not RM
         # printed Xid 79. "can't recover (no error_detected callback)" alone is no loss: err.c prints it for
-        # non-fatal errors too, and the GPU goes on.
+        # non-fatal errors too, and the GPU goes on. The fatal error is often received by the root port above the
+        # GPU instead ("pcieport ...: AER: [Multiple ]Uncorrected (Fatal) error received"); in the same report the
+        # GPU then cannot recover ("nvidia ...: AER: can't recover", before 4.19 "device has no AER-aware driver"):
+        # the lines together, in either order, are the GPU's link lost.
         name="pcie-aer-gpu-lost",
         kind=Kind.GPU_XID,
         pattern=rx(
             r"nvidia " + _PCI + r"\.\d: (?:AER: )?(?P<aer>PCIe Bus Error: severity=Uncorrect(?:ed|able) \(Fatal\))"
+            r"|(?P<port>pcieport [0-9a-fA-F:.]{7,16}: (?:AER: )?(?:Multiple )?Uncorrected \(Fatal\) error received)"
+            r"[\s\S]{0,3000}?nvidia (?P<pci2>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\.\d: (?:AER: )?"
+            r"(?:can't recover|device has no AER-aware driver)"
+            r"|nvidia (?P<pci3>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\.\d: (?:AER: )?can't recover[^\n]{0,80}\n"
+            r"[\s\S]{0,3000}?(?P<port3>pcieport [0-9a-fA-F:.]{7,16}: (?:AER: )?(?:Multiple )?Uncorrected \(Fatal\)"
+            r" error received)"
         ),
         summary="GPU PCI:{pci} lost to a fatal PCIe error ({aer})",
-        phrases=("severity=Uncorrected (Fatal)", "severity=Uncorrectable (Fatal)"),
+        phrases=(
+            "severity=Uncorrected (Fatal)",
+            "severity=Uncorrectable (Fatal)",
+            "Uncorrected (Fatal) error received",
+        ),
         fixed={"xid": 79, "text": "GPU lost to a fatal PCIe error (AER)."},
+        extract=lambda m, _t: {
+            "pci": m.group("pci") or m.group("pci2") or m.group("pci3"),
+            "aer": m.group("aer") or m.group("port") or m.group("port3"),
+        },
         examples=(
             "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered"
             " Agent ID)",
             "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer,"
             " (Receiver ID)",
+            "pcieport 0000:00:02.0: AER: Uncorrected (Fatal) error received: id=0010\npcieport 0000:00:02.0: PCIe Bus"
+            " Error: severity=Uncorrected (Fatal), type=Transaction Layer, id=0010(Receiver ID)\nnvidia 0000:02:00.0:"
+            " device has no AER-aware driver",
+            "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)\npcieport 0000:00:03.0: AER:"
+            " Multiple Uncorrected (Fatal) error received: 0000:00:03.0",
         ),
         near_misses=(
             "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
             "pcieport 0000:00:03.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer",
             "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+            "pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: 0000:00:03.0\nnvidia 0000:03:00.0:"
+            " AER: can't recover (no error_detected callback)",
         ),
     ),
     Signature(
@@ -281,15 +332,26 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         # the GPU gone as its status code names it: NVML's NVML_ERROR_GPU_IS_LOST as go-nvml spells it
         # ("ERROR_GPU_IS_LOST", gpud and the device plugin), RM's NV_ERR_GPU_IS_LOST ("GPU lost from the bus",
-        # nvAssertOkFailedNoLog and friends)
+        # nvAssertOkFailedNoLog and friends), and that status by its number (0x0000000F, nvstatuscodes.h) where a
+        # call to the GSP failed with it ("_issueRpcAndWait: rpcSendMessage failed with status 0x%08x for fn %d!",
+        # GspRmAlloc's "status=0x%08x")
         name="gpu-is-lost-status",
         kind=Kind.GPU_MISSING,
         pattern=rx(
             r"(?:(?P<uuid>GPU-[0-9a-fA-F-]{36})[^\n]{0,200}?)?(?:\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bNV_ERR_GPU_IS_LOST\b"
             r"|GPU lost from the bus)"
+            r"|NVRM: [^\n]{0,200}?(?:rpcSendMessage failed with status |GspRmAlloc failed: [^\n]{0,300}?\bstatus=)"
+            r"0x0{0,7}[fF]\b"
         ),
         summary="the GPU is lost: {line}",
-        phrases=("NV_ERR_GPU_IS_LOST", "GPU lost from the bus", "ERROR_GPU_IS_LOST", "NVML_ERROR_GPU_IS_LOST"),
+        phrases=(
+            "NV_ERR_GPU_IS_LOST",
+            "GPU lost from the bus",
+            "ERROR_GPU_IS_LOST",
+            "NVML_ERROR_GPU_IS_LOST",
+            "rpcSendMessage failed",
+            "GspRmAlloc failed",
+        ),
         wildcards=("?*error_gpu_is_lost",),
         fixed={"text": "GPU is lost (fallen off the bus)"},
         extract=whole,
@@ -298,8 +360,12 @@ SIGNATURES: tuple[Signature, ...] = (
             " rows: ERROR_GPU_IS_LOST",
             "NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)"
             " returned from rmStatus @ kernel_ce_gv100.c:106",
+            "NVRM: _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 76!",
         ),
-        near_misses=("nvml.ERROR_GPU_IS_LOST_HANDLER registered",),
+        near_misses=(
+            "nvml.ERROR_GPU_IS_LOST_HANDLER registered",
+            "NVRM: _issueRpcAndWait: rpcSendMessage failed with status 0x00000065 for fn 10!",
+        ),
     ),
     Signature(
         # RM failing to bring a GPU up (the adapter's init, "RmInitAdapter failed! (0x%x:0x%x:%d)" with the GPU's
@@ -840,15 +906,16 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # Gloo's TCP pair losing its peer (pair.cc "Connection closed by peer [%s]:%d", "Read error [%s]:%d: %s",
-        # "Write error ..."): the rank at the other end exited or the network dropped it
+        # "Write error ...", "Connect timeout [%s]:%d" when the peer's listener never answered): the rank at the
+        # other end exited or the network dropped it
         name="gloo-peer-lost",
         kind=Kind.NCCL_ERROR,
         pattern=rx(
             r"gloo/transport/tcp/pair\.cc:\d{1,6}\] (?P<detail>Connection closed by peer [^\n]{0,80}|(?:Read|Write)"
-            r" error [^\n]{0,120})"
+            r" error [^\n]{0,120}|Connect timeout [^\n]{0,80})"
         ),
         summary="Gloo lost its peer: {detail}",
-        phrases=("Connection closed by peer", "Read error", "Write error"),
+        phrases=("Connection closed by peer", "Read error", "Write error", "Connect timeout"),
         fixed={"backend": "gloo"},
         extract=ranked,
         examples=(
@@ -856,6 +923,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " [127.0.0.1]:10895",
             "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [192.168.70.92]:25266:"
             " Connection reset by peer",
+            "  what():  [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:898] Connect timeout [10.0.0.7]:51096",
         ),
         near_misses=("gloo/transport/tcp/pair.cc:210] connected to peer [10.0.0.2]:4001",),
     ),
@@ -980,16 +1048,32 @@ SIGNATURES: tuple[Signature, ...] = (
         # the launchers unable to set up the workers' environment: Ray's runtime env (its pip or conda packages,
         # working_dir: RuntimeEnvSetupError, "runtime_env setup failed: Failed to set up runtime environment."), and
         # Open MPI's daemon missing on the workers ("orted: command not found" before "ORTE was unable to reliably
-        # start one or more daemons": the image has no Open MPI where the launcher expects it)
+        # start one or more daemons": the image has no Open MPI where the launcher expects it), and mpirun finding
+        # fewer slots than the ranks it was asked for (help-orte-rmaps-base.txt / PRRTE's "There are not enough
+        # slots available in the system to satisfy the %d slots that were requested", 1.x-2.x's "All nodes which
+        # are allocated for this job are already filled."): the hostfile or the MPIJob's slotsPerWorker, nothing ran
         name="launcher-setup-failed",
         kind=Kind.CONFIG_ERROR,
-        pattern=rx(r"(?P<error>RuntimeEnvSetupError|runtime_env setup failed|\borted: command not found)"),
+        pattern=rx(
+            r"(?P<error>RuntimeEnvSetupError|runtime_env setup failed|\borted: command not found"
+            r"|There are not enough slots available in the system to satisfy the \d{1,9}"
+            r"|All nodes which are allocated for this job are already filled)"
+        ),
         summary="the launcher could not set up the workers: {error}",
-        phrases=("RuntimeEnvSetupError", "runtime_env setup failed", "orted: command not found"),
+        phrases=(
+            "RuntimeEnvSetupError",
+            "runtime_env setup failed",
+            "orted: command not found",
+            "not enough slots available in the system",
+            "are already filled",
+        ),
         examples=(
             "Status message: runtime_env setup failed: Failed to set up runtime environment.",
             "ray.exceptions.RuntimeEnvSetupError: Failed to set up runtime environment.",
             "bash: orted: command not found",
+            "There are not enough slots available in the system to satisfy the 16\nslots that were requested by the"
+            " application:",
+            "All nodes which are allocated for this job are already filled.",
         ),
         near_misses=("runtime_env setup succeeded for job raysubmit_fufX4B3GcxYVxBdW",),
     ),
@@ -1011,7 +1095,12 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
             r"|system has unsupported display driver / cuda driver combination"
             r"|forward compatibility was attempted on non supported HW"
-            r"|cudaGetDeviceCount\(\)[^\n]{0,200}?Error 500: named symbol not found)"
+            r"|cudaGetDeviceCount\(\)[^\n]{0,200}?Error 500: named symbol not found"
+            # NVML's library not in the container at all (NVML_ERROR_LIBRARY_NOT_FOUND: go-nvml's
+            # "ERROR_LIBRARY_NOT_FOUND", nvmlErrorString's "NVML Shared Library Not Found", nvidia-smi's "couldn't
+            # find libnvidia-ml.so library in your system"): the pod ran without the NVIDIA runtime or its hook
+            r"|\bERROR_LIBRARY_NOT_FOUND\b|NVML Shared Library Not Found"
+            r"|couldn't find libnvidia-ml\.so library in your system)"
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
@@ -1025,7 +1114,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "unsupported display driver / cuda driver combination",
             "forward compatibility was attempted on non supported HW",
             "named symbol not found",
+            "ERROR_LIBRARY_NOT_FOUND",
+            "NVML Shared Library Not Found",
+            "couldn't find libnvidia-ml.so library",
         ),
+        wildcards=("?*error_library_not_found",),
         fixed={"reason": "CUDA driver"},
         examples=(
             "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version",
@@ -1034,6 +1127,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " installed a driver from http://www.nvidia.com/Download/index.aspx",
             "Failed to allocate device vector A (error code no CUDA-capable device is detected)!",
             "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124",
+            'level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"',
+            "pynvml.nvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
             "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest"
             " NVIDIA driver is installed and running.",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling"
@@ -1051,28 +1146,35 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         # the rendezvous store's server cannot listen: its port is taken (c10d socket.cpp "The server socket has
         # failed to listen on any local network address", errno 98 / EADDRINUSE in 2.4's libuv form), another run
-        # or process on the pod's network (hostNetwork) holding MASTER_PORT
+        # or process on the pod's network (hostNetwork) holding MASTER_PORT, or a port below 1024 a non-root
+        # container may not bind (errno 13 / EACCES)
         name="store-port-in-use",
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
             r"The server socket has failed to listen on any local network address\.[^\n]{0,300}?"
-            r"(?P<error>errno: 98 - Address already in use|EADDRINUSE)"
+            r"(?P<error>errno: 98 - Address already in use|EADDRINUSE|errno: 13 - Permission denied|EACCES)"
             # the attempts before it, one line each ("[c10d] The server socket has failed to bind to [::]:29500
             # (errno: 98 - Address already in use).")
-            r"|The server socket has failed to bind to [^\n]{1,300}?\((?P<bind_error>errno: 98 - Address already in use)\)"
+            r"|The server socket has failed to bind to [^\n]{1,300}?\((?P<bind_error>errno: 98 - Address already in use"
+            r"|errno: 13 - Permission denied)\)"
         ),
-        summary="the rendezvous store's port is taken ({error})",
+        summary="the rendezvous store cannot listen on its port ({error})",
         phrases=("failed to listen on any local network address", "failed to bind to"),
-        fixed={"reason": "port in use"},
+        extract=lambda m, _t: {
+            "reason": "port not permitted"
+            if "13" in (m.group("error") or m.group("bind_error") or "")
+            else "port in use"
+        },
         examples=(
             "RuntimeError: The server socket has failed to listen on any local network address. The server socket has"
             " failed to bind to [::]:29500 (errno: 98 - Address already in use).",
             "RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6:"
             " 0, code: -98, name: EADDRINUSE, message: address already in use.",
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address."
+            " The server socket has failed to bind to [::]:98 (errno: 13 - Permission denied).",
         ),
         near_misses=(
-            "RuntimeError: The server socket has failed to listen on any local network address. port: 29500, code:"
-            " -13, name: EACCES",
+            "RuntimeError: The server socket has listened on [::]:29500 (errno: 13 - Permission denied on a log file)",
         ),
     ),
     Signature(
@@ -1385,7 +1487,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"CUDA out of memory|"
             + _CUDA_ERROR
             + r"out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
-            r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out of memory"
+            r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out\s{1,4}of memory"
             r"|error=2 : out of memory|cuda runtime error \(2\) : out of memory"
             # cuBLAS / cuDNN failing to allocate their workspace or handle
             r"|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
@@ -1655,6 +1757,50 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("mpirun: process rank 3 with PID 1234 started on node gpu-node-7",),
     ),
     Signature(
+        # Open MPI's launcher after a rank ended outside the rules (help-orterun.txt proc-exit-no-sync and
+        # proc-ordered-abort: "%s has exited due to process rank %lu with PID %lu on\nnode %s exiting improperly."
+        # (1.5+), "... exiting without calling \"finalize\"." (1.4), "... calling \"abort\"." (MPI_Abort)): it
+        # tears the other ranks down
+        name="mpirun-rank-ended-improperly",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"(?:mpirun|mpiexec|orterun|prterun)(?:\.real)? has exited due to process rank (?P<failed_rank>\d{1,7})"
+            r" with PID (?P<pid>\S{1,32}) on(?:\s{1,4}node (?P<host>\S{1,253}) (?P<how>exiting improperly"
+            r"|exiting without calling \"finalize\"|calling \"abort\"))?"
+        ),
+        summary="mpirun: rank {failed_rank} ended outside MPI's rules; the others are torn down",
+        phrases=("has exited due to process rank",),
+        convert={"failed_rank": int, "pid": pid},
+        examples=(
+            "mpirun has exited due to process rank 11 with PID 10211 on\nnode compute-12-23.local exiting improperly."
+            " There are two reasons this\ncould occur:",
+            'mpiexec has exited due to process rank 0 with PID 26254 on\nnode b2 exiting without calling "finalize".'
+            " This may",
+            "mpirun has exited due to process rank 1 with PID 4017 on",
+        ),
+        near_misses=("mpirun has exited normally after process rank 0 finished",),
+    ),
+    Signature(
+        # MPICH's (and Intel MPI's) Hydra launcher after a rank ended badly (pmiserv's banner "BAD TERMINATION OF
+        # ONE OF YOUR APPLICATION PROCESSES", then "PID %d RUNNING AT %s" and "EXIT CODE: %d" or "EXIT STRING"):
+        # it cleans up the remaining ranks
+        name="hydra-bad-termination",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
+            r"(?:[^\n]{0,8}\n[=\s]{0,8}PID (?P<pid>\d{1,9}) RUNNING AT (?P<host>\S{1,253}))?"
+            r"(?:[^\n]{0,8}\n[=\s]{0,8}EXIT CODE: (?P<exit_code>-?\d{1,4}))?"
+        ),
+        summary="the MPI launcher (Hydra): a rank ended badly, cleaning up the others",
+        phrases=("BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",),
+        convert={"pid": int, "exit_code": int},
+        examples=(
+            "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 4821 RUNNING AT node-3\n=   EXIT CODE: 9",
+            "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        ),
+        near_misses=("TERMINATION OF ALL APPLICATION PROCESSES COMPLETED",),
+    ),
+    Signature(
         # Open MPI telling a rank that a peer is gone: the BTL's "An MPI communication peer process has unexpectedly
         # disconnected." (help-mpi-btl-tcp.txt), ORTE's "ORTE has lost communication with a remote daemon." (3.x+)
         # and "ORTE has lost communication with its daemon located on node:" (1.x-2.x): reactions to another rank
@@ -1792,22 +1938,35 @@ SIGNATURES: tuple[Signature, ...] = (
             # torch's monitored barrier on a rank that got there and lost the one it waited for ("Rank 1
             # successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0")
             r"|successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank"
+            # the coordination service itself (coordination_service.cc SetTaskError: "%s has been set to ERROR in
+            # coordination service: %s"), which runs in task 0, naming another task
+            r"|/job:\w{1,64}/replica:\d{1,4}/task:(?P<peer_task>[1-9]\d{0,5}) has been set to ERROR in coordination"
+            r" service"
         ),
         summary="the distributed runtime lost another task (JAX's coordination service, torch's monitored barrier)",
-        # (not the service's "Task ... heartbeat timeout. This indicates that the remote task has failed": it names
-        # the task that stalled, which may be the one printing it, a single process slow to initialize)
+        # (not the service's "Task ... heartbeat timeout. This indicates that the remote task has failed" alone, nor
+        # about task 0: it names the task that stalled, which may be the one printing it, a single process slow to
+        # initialize)
         phrases=(
             "Terminating process because the",
             "successfully reached monitoredBarrier",
+            "has been set to ERROR in coordination service",
         ),
+        convert={"peer_task": int},
         examples=(
             "F0929 17:42:48.594200 1044529 client.h:77] Terminating process because the JAX distributed service"
             " detected fatal errors. This most likely indicates that another task died; see the other task logs for"
             " more details.",
             "RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for"
             " send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+            "E1115 coordination_service.cc:954] /job:jax_worker/replica:0/task:3 has been set to ERROR in coordination"
+            " service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:3 heartbeat timeout.",
         ),
-        near_misses=("Terminating process because the training loop finished",),
+        near_misses=(
+            "Terminating process because the training loop finished",
+            "E1115 coordination_service.cc:954] /job:jax_worker/replica:0/task:0 has been set to ERROR in coordination"
+            " service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:0 heartbeat timeout.",
+        ),
     ),
     Signature(
         name="sigterm-received",
@@ -2715,6 +2874,23 @@ SIGNATURES: tuple[Signature, ...] = (
             "WARNING:root:Retrying after error: ConnectionError: Connection reset by peer",
             "from google.api_core.exceptions import Forbidden",
         ),
+    ),
+    Signature(
+        # torch.distributed's collective checks (TORCH_DISTRIBUTED_DEBUG=DETAIL, ProcessGroupWrapper: "Detected
+        # mismatch between collectives on ranks. Rank %d is running collective: %s, but Rank %d is running
+        # collective: %s"): ranks calling different collectives, the program's bug, also where a wrapper logs it in
+        # its own words (the bare RuntimeError is read by the exception line above)
+        name="collectives-mismatch",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"(?P<message>Detected mismatch between collectives on ranks)"),
+        summary="ranks called different collectives: {message}",
+        phrases=("Detected mismatch between collectives",),
+        fixed={"exception": "collective mismatch"},
+        examples=(
+            "[ERROR] GPU circuit breaker OPEN: cuda_error - Detected mismatch between collectives on ranks. Rank 1 is"
+            " running collective: CollectiveFingerPrint(SequenceNumber=101, OpType=ALLGATHER)",
+        ),
+        near_misses=("Checking for mismatch between collectives on ranks: none found",),
     ),
 )
 

@@ -343,7 +343,8 @@ def pod_status(case: Case, rule: Rule) -> Finding | None:
     pod = case.fate.pod
     reasons = [pod.reason] + [c.reason for c in pod.containers] + [c.last_reason for c in pod.containers]
     for reason in reasons:
-        code = _STATUS_CAUSES.get(str(reason or "").lower())
+        # (kubectl shows an init container's ending as "Init:<reason>", and copies of its output carry it so)
+        code = _STATUS_CAUSES.get(str(reason or "").lower().removeprefix("init:"))
         if code is not None:
             return _status_only(case, rule, code)
     exits = [c.exit_code for c in pod.containers if not c.init and c.exit_code is not None]

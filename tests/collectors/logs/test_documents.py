@@ -120,3 +120,13 @@ def test_an_exception_python_ignored_is_no_failure_wherever_its_traceback_is() -
 )
 def test_every_form_of_an_ignored_exception_is_read_with_its_traceback(lead: str) -> None:
     assert kinds("\n".join([lead, *(line.removeprefix("[rank0]: ") for line in TRACEBACK)])) == [Kind.LOG_LINE]
+
+
+def test_two_xids_of_one_gpu_in_one_document_are_both_read() -> None:
+    # the driver's Xid 38 (nothing to do) then its Xid 109 (reset the GPU): the second is no repeat of the first
+    text = (
+        "NVRM: Xid (PCI:0000:07:00): 38, pid=326, name=modprobe, channel 0x00000003 0000c597 00000000 00000000\n"
+        "NVRM: Xid (PCI:0000:07:00): 109, pid=326, name=modprobe, channel 0x00000007, errorString CTX SWITCH TIMEOUT"
+    )
+    assert [hit.attrs["xid"] for _, hit, _ in match_document(text)] == [38, 109]
+    assert [hit.attrs["xid"] for _, hit, _ in match_document(text.split("\n")[0] + "\n" + text.split("\n")[0])] == [38]

@@ -135,3 +135,39 @@ def test_a_line_search_for_thousands_of_ranks_asks_by_their_names_prefix() -> No
     assert "'aks-ndh100v5-55849415-vmss000'" in wide and len(wide) < 20_000
     few = str(log_query.signature_lines(ECS, WINDOW, pods[:3], ["pretrain"], nodes[:3], resolved))
     assert "'terms': {'kubernetes.pod.name.keyword': [" in few and "prefix" not in few
+
+
+def _kernel(second: float, message: str) -> tuple[str, dict[str, Any]]:
+    at = T0 + timedelta(minutes=30, seconds=second)
+    return "logs-node-x", {"@timestamp": at.isoformat(), "message": message, "host": {"name": "node-0"}}
+
+
+PORT_FATAL = "pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0"
+GPU_UNRECOVERED = "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)"
+
+
+def _gpu_losses(*docs: tuple[str, dict[str, Any]]) -> list[Any]:
+    pod = PodInfo("w-0", "ml", node="node-0", phase="Failed")
+    events = log_parse.events_from_documents(list(docs), Scope(Query("e", "ml", WINDOW), (pod,)), ECS)
+    return [e for e in events if e.kind == Kind.GPU_XID]
+
+
+def test_a_fatal_pcie_error_the_port_received_and_the_gpu_below_it_unrecovered_are_the_gpu_lost() -> None:
+    # a kernel log shipped line by line: the port's half and the GPU's half of one AER report, in either order
+    for docs in (
+        [_kernel(0, PORT_FATAL), _kernel(0.001, GPU_UNRECOVERED)],
+        [_kernel(0, GPU_UNRECOVERED), _kernel(0.9, PORT_FATAL)],
+    ):
+        [lost] = _gpu_losses(*docs)
+        assert (lost.attrs["pci"], lost.attrs["xid"], lost.subject.node) == ("0000:03:00", 79, "node-0")
+    # one document holding both is read whole, once
+    [whole] = _gpu_losses(_kernel(0, f"{PORT_FATAL}\n{GPU_UNRECOVERED}\n{GPU_UNRECOVERED}"))
+    assert whole.attrs["pci"] == "0000:03:00"
+
+
+def test_either_half_of_an_aer_report_alone_or_apart_is_no_gpu_lost() -> None:
+    assert _gpu_losses(_kernel(0, PORT_FATAL)) == []
+    assert _gpu_losses(_kernel(0, GPU_UNRECOVERED)) == []  # err.c prints it after non-fatal errors too
+    assert _gpu_losses(_kernel(0, PORT_FATAL), _kernel(5, GPU_UNRECOVERED)) == []  # two reports, not one
+    non_fatal = "pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: 0000:00:03.0"
+    assert _gpu_losses(_kernel(0, non_fatal), _kernel(0.001, GPU_UNRECOVERED)) == []
