@@ -136,6 +136,7 @@ def test_the_gathered_lines_have_their_sources_and_are_new() -> None:
     assert len(MORE_LINES) >= 70 and sum(line.trap for line in MORE_LINES) >= 15
     assert all(line.source_url.startswith("http") and line.expected_cause for line in MORE_LINES)
     assert not {line.text for line in MORE_LINES} & {line.text for line in LINES}
+    assert len({line.text for line in MORE_LINES}) == len(MORE_LINES)  # each gathered once
     assert len({line.id for line in LINES + MORE_LINES}) == len(LINES) + len(MORE_LINES)
 
 

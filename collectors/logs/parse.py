@@ -328,8 +328,9 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
             for h in kept
             if h[4].signature.kind is None and "uuid" in h[4].attrs
         }
+        settled = _settled(kept)
         for at, text, _order, subject, hit in kept + _pcie_halves_joined(kept):
-            if hit.signature.kind is None:
+            if hit.signature.kind is None or (at, hit.signature.name) in settled:
                 continue
             attrs = dict(hit.attrs)
             if "pci" in attrs and attrs["pci"].lower() in uuids:
@@ -337,6 +338,30 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
             attrs["signature"] = hit.signature.name
             events.append(signature_event(at, hit.signature, attrs, subject, text))
     return events
+
+
+# A line that a later line of the same node settles within seconds, told by the attribute both name: a NIC link
+# back up (a flap the traffic rides out), an eviction manager that found no pod to evict
+SETTLED: Mapping[str, tuple[str, timedelta, str | None]] = {
+    "nic-link-down": ("nic-link-up", timedelta(seconds=5), "device"),
+    "kubelet-eviction-pressure": ("kubelet-eviction-none-active", timedelta(seconds=1), None),
+}
+
+
+def _settled(hits: list[tuple[Any, ...]]) -> set[tuple[datetime, str]]:
+    """(time, signature) of the hits a later hit settled (SETTLED)."""
+    done: set[tuple[datetime, str]] = set()
+    for at, _text, _order, _subject, hit in hits:
+        rule = SETTLED.get(hit.signature.name)
+        if rule is None:
+            continue
+        later, span, same = rule
+        for other_at, _t, _o, _s, other in hits:
+            if other.signature.name != later or not at <= other_at <= at + span:
+                continue
+            if same is None or other.attrs.get(same) == hit.attrs.get(same):
+                done.add((at, hit.signature.name))
+    return done
 
 
 # A fatal PCIe error a port received and a GPU below it that cannot recover, each a line of its own (a kernel log

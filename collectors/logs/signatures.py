@@ -1022,7 +1022,9 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"(?P<error>workers are out of shared memory|caused by insufficient shared memory"
             r"|unable to write to file </torch_[^>\n]{1,64}>: No space left on device"
-            r"|Error while creating shared memory segment /dev/shm/|failed to extend /dev/shm/)"
+            r"|Error while creating shared memory segment /dev/shm/|failed to extend /dev/shm/"
+            # NCCL before 2.7 (shm.h: "Call to posix_fallocate failed : %s")
+            r"|NCCL WARN Call to posix_fallocate failed ?: No space left on device)"
         ),
         summary="the pod's shared memory (/dev/shm) ran out: {error}",
         phrases=(
@@ -1031,9 +1033,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "unable to write to file",
             "Error while creating shared memory segment",
             "failed to extend",
+            "Call to posix_fallocate failed",
         ),
         fixed={"reason": "shared memory"},
         examples=(
+            "gpu2-ru7:2143:2561 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
             "RuntimeError: DataLoader worker (pid 56811) is killed by signal: Bus error. It is possible that"
             " dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory"
@@ -1397,10 +1401,12 @@ SIGNATURES: tuple[Signature, ...] = (
             r"Unexpected result (?P<value>nan|inf|-inf)\b[^\n]{0,200}?\(message='(?P<message>[^'\n]{1,300})'"
             # TensorFlow's NanTensorHook (Estimator, MonitoredSession): "Model diverged with loss = NaN."
             r"|ERROR:tensorflow:Model diverged with loss = NaN|NanLossDuringTrainingError"
+            # Keras' TerminateOnNaN callback ("Batch %d: Invalid loss, terminating training")
+            r"|Batch \d{1,12}: Invalid loss, terminating training"
         ),
         summary="the loss or gradients went non-finite: {line}",
         # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
-        phrases=("result nan", "result inf", "diverged with loss"),
+        phrases=("result nan", "result inf", "diverged with loss", "Invalid loss, terminating training"),
         extract=whole,
         fixed={"exception": "non-finite value"},
         examples=(
@@ -1408,6 +1414,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " (message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication"
             " collective')",
             "ERROR:tensorflow:Model diverged with loss = NaN.",
+            "Batch 6: Invalid loss, terminating training",
         ),
         near_misses=(
             "Unexpected result 0.0 on rank 3 (message='loss check')",
@@ -2048,6 +2055,7 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("Failed to save checkpoint to /ckpt/llama/step_1200: No space left on device",),
     ),
     Signature(
+        # (a link back up within seconds is a flap the traffic rides out: parse.SETTLED)
         name="nic-link-down",
         kind=Kind.NETWORK_ERROR,
         pattern=rx(r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
@@ -2058,6 +2066,15 @@ SIGNATURES: tuple[Signature, ...] = (
             "mlx5_core 0000:0c:00.0 ibp12s0: Link down",
         ),
         near_misses=("ice 0000:17:00.0 ens1f0: NIC Link is Up, 100 Gbps Full Duplex",),
+    ),
+    Signature(
+        name="nic-link-up",
+        kind=None,
+        pattern=rx(r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Uu]p\b"),
+        summary="network link up on {device}",
+        phrases=("Link is Up", "Link up"),
+        examples=("ixgbe 0000:af:00.1 enp175s0f1: NIC Link is Up 10 Gbps, Flow Control: RX/TX",),
+        near_misses=("ixgbe 0000:af:00.1 enp175s0f1: NIC Link is Down",),
     ),
     Signature(
         # the ConnectX firmware no longer answering the driver (drivers/net/ethernet/mellanox/mlx5/core/cmd.c:
@@ -2211,7 +2228,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="ena-fault",
         kind=Kind.NETWORK_ERROR,
         pattern=rx(
-            r"ena [0-9a-fA-F:.]{7,16} (?P<device>[\w.-]{1,16}): (?P<detail>Keep alive watchdog timeout(?=\.)"
+            r"(?:ena [0-9a-fA-F:.]{7,16} )?(?<![\w.-])(?P<device>[\w.-]{1,16}): (?P<detail>Keep alive watchdog timeout(?=\.)"
             r"|The number of lost tx completions is above the threshold[^\n]{0,40}?Reset the device)"
         ),
         summary="ENA {device}: {detail}",
@@ -2220,6 +2237,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "kernel: ena 0000:00:05.0 eth0: Keep alive watchdog timeout.",
             "kernel: ena 0000:00:05.0 eth0: The number of lost tx completions is above the threshold (129 > 128)."
             " Reset the device",
+            "ens5: The number of lost tx completions is above the threshold (361 > 128). Reset the device",
         ),
         near_misses=(
             "ena 0000:00:05.0 eth0: Keep alive watchdog timeout set to 6000 ms",
@@ -2512,6 +2530,12 @@ SIGNATURES: tuple[Signature, ...] = (
             # the Trainer's metrics of the finished train() as the example scripts and LLaMA-Factory log them
             # (Trainer.log_metrics("train", ...): "***** train metrics *****"), LLaMA-Factory v1's own stop
             r"|\*{5} train metrics \*{5}|Reached max_steps \(\d{1,12}\), stopping training"
+            # torchtitan's train loop ("[titan] %(asctime)s - root - INFO - Training completed"); Lightning's callbacks
+            # ending fit on purpose (EarlyStopping's "... Signaling Trainer to stop.", Timer's "Time limit reached.
+            # Elapsed time is %s. Signaling Trainer to stop."); Megatron-LM's planned exits (--exit-duration-in-mins,
+            # --exit-interval: print_datetime("exiting program after %s minutes" / "at iteration %d"))
+            r"|\[titan\][^\n]{0,80}?INFO - Training completed(?=[ \t]*(?:\n|$))|Signaling Trainer to stop\."
+            r"|\[exiting program (?:after [\d.]{1,24} minutes|at iteration \d{1,12})\] datetime"
             # a RayJob's submitter (ray job submit --wait, its CLI's success line "Job '%s' succeeded")
             r"|SUCC cli\.py:\d{1,5} -- Job '[\w.-]{1,128}' succeeded"
         ),
@@ -2523,6 +2547,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "train metrics",
             "stopping training",
             "succeeded",
+            "Training completed",
+            "Signaling Trainer to stop",
+            "exiting program",
         ),
         extract=whole,
         examples=(
@@ -2533,11 +2560,16 @@ SIGNATURES: tuple[Signature, ...] = (
             "***** train metrics *****\n  epoch                    =        3.0\n  train_loss               =     0.7228",
             "[INFO] Reached max_steps (1635), stopping training.",
             "2023-08-22 15:48:36,522 SUCC cli.py:34 -- Job 'rayjob-sample-ft8lh' succeeded",
+            "[rank0]:[titan] 2026-05-18 16:05:29,420 - root - INFO - Training completed",
+            "Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412. Signaling Trainer to"
+            " stop.",
+            "[exiting program after 1190.0357275923093 minutes] datetime: 2021-08-08 01:00:51",
         ),
         near_misses=(
             "`Trainer.fit` stopped: No training batches.",
             "[before the start of training step] datetime",
             "***** eval metrics *****",
+            "[rank0]:[titan] 2026-05-18 16:05:29,420 - root - INFO - Training completed 100 steps, saving",
         ),
     ),
     Signature(
@@ -2564,13 +2596,29 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"[Ee]viction manager: attempting to reclaim\"?(?: resourceName=\\?\")?(?: ?(?P<resource>[\w-]{2,32}))"
             r"|node has conditions: \[(?P<condition>(?:Memory|Disk|PID)Pressure)\]"
+            # its next steps: "must evict pod(s) to reclaim %v", "pods ranked for eviction: %s", "pod is evicted
+            # successfully", and the Event it records as its journal prints it ("type: 'Warning' reason: 'Evicted'
+            # The node was low on resource: %s.")
+            r"|[Ee]viction manager: must evict pod\(s\) to reclaim (?P<resource2>[\w-]{2,32})"
+            r"|[Ee]viction manager: (?:pods ranked for eviction|pod is evicted successfully)"
+            r"|reason: 'Evicted' The node was low on resource: (?P<resource3>[\w-]{2,32})"
         ),
         summary="the kubelet is short of {resource}{condition}",
-        phrases=("attempting to reclaim", "node has conditions"),
+        phrases=(
+            "attempting to reclaim",
+            "node has conditions",
+            "must evict pod(s) to reclaim",
+            "pods ranked for eviction",
+            "pod is evicted successfully",
+            "The node was low on resource",
+        ),
         # (repeated each 10 s while over the threshold; the cap of signature lines per node keeps the earliest, so
         # hours of one episode in a window can crowd a node's later lines out, as any repeating line can)
         extract=lambda m, _t: {
-            "resource": m.group("resource") or (m.group("condition") or "").removesuffix("Pressure").lower()
+            "resource": m.group("resource")
+            or m.group("resource2")
+            or m.group("resource3")
+            or (m.group("condition") or "").removesuffix("Pressure").lower()
         },
         examples=(
             "W0110 14:41:08.646423   23589 eviction_manager.go:332] eviction manager: attempting to reclaim imagefs",
@@ -2578,8 +2626,26 @@ SIGNATURES: tuple[Signature, ...] = (
             ' resourceName="ephemeral-storage"',
             "W0120 00:20:07.544864   32406 eviction_manager.go:142] Failed to admit pod kube-proxy-bbrr6_kube-system"
             "(860629c4) - node has conditions: [MemoryPressure]",
+            "I0412 09:28:14.769517   14260 eviction_manager.go:344] eviction manager: must evict pod(s) to reclaim"
+            " ephemeral-storage",
+            'I0528 16:05:54.802914 2269385 eviction_manager.go:627] "Eviction manager: pod is evicted successfully"'
+            ' pod="sre/infras-logstash-d484d57fc-rkx95"',
         ),
         near_misses=("eviction manager: no resources are starved",),
+    ),
+    Signature(
+        # the eviction manager over a threshold with nothing to evict ("eviction thresholds have been met, but no
+        # pods are active to evict"): its "must evict" a moment before evicted nobody (parse.SETTLED)
+        name="kubelet-eviction-none-active",
+        kind=None,
+        pattern=rx(r"eviction thresholds have been met, but no pods are active to evict"),
+        summary="the kubelet had no pod to evict",
+        phrases=("no pods are active to evict",),
+        examples=(
+            "E1010 09:05:34.484901 1 eviction_manager.go:355] eviction manager: eviction thresholds have been"
+            " met, but no pods are active to evict",
+        ),
+        near_misses=("eviction manager: pods ranked for eviction: trainer-0",),
     ),
     Signature(
         # the kubelet's pod lifecycle event generator stalled ("PLEG is not healthy: pleg was last seen active %v
@@ -2622,10 +2688,14 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.NODE_SHUTDOWN,
         pattern=rx(
             r"Shutdown manager detected new shutdown event[^\n]{0,80}?event=true"
-            r"|Shutdown manager killing pod with gracePeriod"
+            r"|Shutdown manager killing pod with gracePeriod|Shutdown manager processing shutdown event"
         ),
         summary="the kubelet saw the node shutting down",
-        phrases=("Shutdown manager detected new shutdown event", "Shutdown manager killing pod"),
+        phrases=(
+            "Shutdown manager detected new shutdown event",
+            "Shutdown manager killing pod",
+            "Shutdown manager processing shutdown event",
+        ),
         examples=(
             'kubelet[6188]: I0110 07:28:44.397678    6188 nodeshutdown_manager_linux.go:265] "Shutdown manager detected'
             ' new shutdown event, isNodeShuttingDownNow" event=true',
@@ -2633,6 +2703,25 @@ SIGNATURES: tuple[Signature, ...] = (
             ' gracePeriod" pod="ml/trainer-0" gracePeriod=15',
         ),
         near_misses=('"Shutdown manager detected new shutdown event, isNodeShuttingDownNow" event=false',),
+    ),
+    Signature(
+        # systemd-logind announcing the machine going down (logind's "System is rebooting.", "System is powering
+        # down.", wall's "The system will power off now!" / "The system will reboot now!"): the node goes, whoever
+        # asked (a drain or a maintenance notice before it tells a planned stop apart)
+        name="node-going-down",
+        kind=Kind.NODE_REBOOTED,
+        pattern=rx(
+            r"systemd-logind\[\d{1,9}\]: (?P<what>System is rebooting|System is powering down"
+            r"|The system will (?:power off|reboot) now!)"
+        ),
+        summary="the node is going down: {what}",
+        phrases=("System is rebooting", "System is powering down", "will power off now", "will reboot now"),
+        fixed={"reason": "node shut down"},
+        examples=(
+            "Sep 29 11:16:23 node2.cluster.local systemd-logind[1151]: System is rebooting.",
+            "Jun 22 14:16:42 gpu-7 systemd-logind[141]: The system will power off now!",
+        ),
+        near_misses=("systemd-logind[1151]: New session 42 of user ubuntu.",),
     ),
     Signature(
         # nvidia-smi -q's "Remapped Rows" section (Ampere and later): uncorrectable errors whose row remapping is
@@ -2793,6 +2882,41 @@ SIGNATURES: tuple[Signature, ...] = (
             " ip=10.0.0.19)",
         ),
         near_misses=("from torch.distributed import DistStoreError",),
+    ),
+    Signature(
+        # a rank setting up its NCCL communicator that never got the unique id from rank 0 through the c10d store
+        # (ProcessGroupNCCL "[%d] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d
+        # key-value store by key '%s', but store->get('%s') got error: %s"; 1.12-1.13 spelt it "retreiving"): the
+        # communicator was never made
+        name="nccl-unique-id-not-received",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(
+            r"is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d{1,7}\] via c10d key-value"
+            r" store[^\n]{0,200}?got error: (?P<detail>[^\n]{1,120})"
+        ),
+        summary="NCCL communicator set-up failed: the unique id never came ({detail})",
+        phrases=("retrieving ncclUniqueId", "retreiving ncclUniqueId"),
+        examples=(
+            "RuntimeError: [2] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value"
+            " store by key '0', but store->get('0') got error: Socket Timeout",
+        ),
+        near_misses=(
+            "[2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store",
+        ),
+    ),
+    Signature(
+        # nccl-tests' check on an NCCL call ("Test NCCL failure %s:%d '%s'"; the CUDA check is read with the CUDA
+        # errors): the communicator failed, with NCCL's own words
+        name="nccl-tests-failure",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(r"Test NCCL failure \S{1,200}:\d{1,6}\s{1,4}'(?P<detail>[^'\n]{1,200})'"),
+        summary="NCCL failed: {detail}",
+        phrases=("Test NCCL failure",),
+        examples=(
+            "DisAI-4090-2: Test NCCL failure common.cu:961 'internal error - please report this issue to the NCCL"
+            " developers / '",
+        ),
+        near_misses=("Test NCCL success common.cu:961",),
     ),
     Signature(
         name="python-traceback",

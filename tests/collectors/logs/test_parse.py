@@ -132,9 +132,10 @@ def test_a_line_search_for_thousands_of_ranks_asks_by_their_names_prefix() -> No
     resolved = {ECS.pod: f"{ECS.pod}.keyword", ECS.node: f"{ECS.node}.keyword"}
     wide = str(log_query.signature_lines(ECS, WINDOW, pods, ["pretrain"], nodes, resolved))
     assert "{'prefix': {'kubernetes.pod.name.keyword': 'llama4-scout-pretrain-4096n-workers-0-'}}" in wide
-    assert "'aks-ndh100v5-55849415-vmss000'" in wide and len(wide) < 20_000
     few = str(log_query.signature_lines(ECS, WINDOW, pods[:3], ["pretrain"], nodes[:3], resolved))
     assert "'terms': {'kubernetes.pod.name.keyword': [" in few and "prefix" not in few
+    # the 8,192 names cost a few hundred characters more than three of each (the signatures' phrases are the rest)
+    assert "'aks-ndh100v5-55849415-vmss000'" in wide and len(wide) < len(few) + 1_000
 
 
 def _kernel(second: float, message: str) -> tuple[str, dict[str, Any]]:
@@ -171,3 +172,27 @@ def test_either_half_of_an_aer_report_alone_or_apart_is_no_gpu_lost() -> None:
     assert _gpu_losses(_kernel(0, PORT_FATAL), _kernel(5, GPU_UNRECOVERED)) == []  # two reports, not one
     non_fatal = "pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: 0000:00:03.0"
     assert _gpu_losses(_kernel(0, non_fatal), _kernel(0.001, GPU_UNRECOVERED)) == []
+
+
+def _node_kinds(*docs: tuple[str, dict[str, Any]]) -> list[Kind]:
+    pod = PodInfo("w-0", "ml", node="node-0", phase="Failed")
+    return [e.kind for e in log_parse.events_from_documents(list(docs), Scope(Query("e", "ml", WINDOW), (pod,)), ECS)]
+
+
+def test_a_nic_link_back_up_within_seconds_is_a_flap_not_a_network_error() -> None:
+    down = "ixgbe 0000:af:00.1 enp175s0f1: NIC Link is Down"
+    up = "ixgbe 0000:af:00.1 enp175s0f1: NIC Link is Up 10 Gbps, Flow Control: RX/TX"
+    assert _node_kinds(_kernel(0, down), _kernel(1, up)) == []
+    assert _node_kinds(_kernel(0, f"{down}\n{up}")) == []
+    assert _node_kinds(_kernel(0, down), _kernel(60, up)) == [Kind.NETWORK_ERROR]  # down a minute: the traffic stopped
+    other = "ixgbe 0000:af:00.0 enp175s0f0: NIC Link is Up 10 Gbps, Flow Control: RX/TX"
+    assert _node_kinds(_kernel(0, down), _kernel(1, other)) == [Kind.NETWORK_ERROR]  # another port came up
+
+
+def test_an_eviction_manager_with_no_pod_to_evict_evicted_nobody() -> None:
+    must = "eviction_manager.go:344] eviction manager: must evict pod(s) to reclaim ephemeral-storage"
+    none = (
+        "eviction_manager.go:355] eviction manager: eviction thresholds have been met, but no pods are active to evict"
+    )
+    assert _node_kinds(_kernel(0, must), _kernel(0.001, none)) == []
+    assert _node_kinds(_kernel(0, must)) == [Kind.NODE_PRESSURE]
