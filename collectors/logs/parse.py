@@ -329,8 +329,8 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
             if h[4].signature.kind is None and "uuid" in h[4].attrs
         }
         settled = _settled(kept)
-        for at, text, _order, subject, hit in kept + _pcie_halves_joined(kept):
-            if hit.signature.kind is None or (at, hit.signature.name) in settled:
+        for n, (at, text, _order, subject, hit) in enumerate(kept + _pcie_halves_joined(kept)):
+            if hit.signature.kind is None or n in settled:
                 continue
             attrs = dict(hit.attrs)
             if "pci" in attrs and attrs["pci"].lower() in uuids:
@@ -348,43 +348,45 @@ SETTLED: Mapping[str, tuple[str, timedelta, str | None]] = {
 }
 
 
-def _settled(hits: list[tuple[Any, ...]]) -> set[tuple[datetime, str]]:
-    """(time, signature) of the hits a later hit settled (SETTLED)."""
-    done: set[tuple[datetime, str]] = set()
-    for at, _text, _order, _subject, hit in hits:
+def _settled(hits: list[tuple[Any, ...]]) -> set[int]:
+    """The indexes of the hits a later hit settled (SETTLED)."""
+    done: set[int] = set()
+    for n, (at, _text, _order, _subject, hit) in enumerate(hits):
         rule = SETTLED.get(hit.signature.name)
         if rule is None:
             continue
         later, span, same = rule
-        for other_at, _t, _o, _s, other in hits:
-            if other.signature.name != later or not at <= other_at <= at + span:
-                continue
-            if same is None or other.attrs.get(same) == hit.attrs.get(same):
-                done.add((at, hit.signature.name))
+        if any(
+            other.signature.name == later
+            and at <= other_at <= at + span
+            and (same is None or other.attrs.get(same) == hit.attrs.get(same))
+            for other_at, _t, _o, _s, other in hits
+        ):
+            done.add(n)
     return done
 
 
 # A fatal PCIe error a port received and a GPU below it that cannot recover, each a line of its own (a kernel log
 # shipped line by line): one report, so within a second of each other
 PCIE_HALVES = ("pcie-port-fatal", "pcie-gpu-unrecovered", "pcie-aer-gpu-lost")
+_PORT_FATAL, _GPU_UNRECOVERED, _GPU_LOST = (BY_NAME[name] for name in PCIE_HALVES)
 _PCIE_REPORT = timedelta(seconds=1)
 
 
 def _pcie_halves_joined(hits: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The GPU lost, from the two halves of one AER report on a node, for each GPU that no line of it already
-    reported lost (a document holding both lines was read whole)."""
-    port, gpu, lost = (BY_NAME[name] for name in PCIE_HALVES)
-    ports = [h for h in hits if h[4].signature is port]
-    reported = {str(h[4].attrs.get("pci", "")).lower() for h in hits if h[4].signature is lost}
+    """The GPU lost, from the two halves of one AER report on a node (lines one document each, or the pieces of
+    one document), for each GPU that no line already reported lost (its own fatal error)."""
+    ports = [h for h in hits if h[4].signature is _PORT_FATAL]
+    reported = {str(h[4].attrs.get("pci", "")).lower() for h in hits if h[4].signature is _GPU_LOST}
     joined: list[tuple[Any, ...]] = []
-    for at, text, order, subject, hit in (h for h in hits if h[4].signature is gpu):
+    for at, text, order, subject, hit in (h for h in hits if h[4].signature is _GPU_UNRECOVERED):
         pci = str(hit.attrs.get("pci", "")).lower()
         near = next((p for p in ports if abs(p[0] - at) <= _PCIE_REPORT), None)
         if near is None or pci in reported:
             continue
         reported.add(pci)
         attrs = {"pci": hit.attrs["pci"], "aer": near[4].attrs["port"] + ": Uncorrected (Fatal) error received"}
-        match = LineMatch(lost, {**attrs, **lost.fixed}, 0)
+        match = LineMatch(_GPU_LOST, {**attrs, **_GPU_LOST.fixed}, 0)
         joined.append((max(at, near[0]), f"{near[1]}\n{text}", order, subject, match))
     return joined
 

@@ -206,49 +206,27 @@ SIGNATURES: tuple[Signature, ...] = (
         # device named by its driver, "nvidia"; "Uncorrectable" since Linux 6.8, no "AER: " before 4.19): the link
         # is reset and the nvidia driver, which registers no error handlers, loses the GPU, whether or not RM
         # printed Xid 79. "can't recover (no error_detected callback)" alone is no loss: err.c prints it for
-        # non-fatal errors too, and the GPU goes on. The fatal error is often received by the root port above the
-        # GPU instead ("pcieport ...: AER: [Multiple ]Uncorrected (Fatal) error received"); in the same report the
-        # GPU then cannot recover ("nvidia ...: AER: can't recover", before 4.19 "device has no AER-aware driver"):
-        # the lines together, in either order, are the GPU's link lost.
+        # non-fatal errors too, and the GPU goes on. (The fatal error received by the root port above the GPU, with
+        # the GPU unable to recover in the same report, is the same loss: "pcie-port-fatal" and
+        # "pcie-gpu-unrecovered" joined by parse.PCIE_HALVES.)
         name="pcie-aer-gpu-lost",
         kind=Kind.GPU_XID,
         pattern=rx(
             r"nvidia " + _PCI + r"\.\d: (?:AER: )?(?P<aer>PCIe Bus Error: severity=Uncorrect(?:ed|able) \(Fatal\))"
-            r"|(?P<port>pcieport [0-9a-fA-F:.]{7,16}: (?:AER: )?(?:Multiple )?Uncorrected \(Fatal\) error received)"
-            r"[\s\S]{0,3000}?nvidia (?P<pci2>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\.\d: (?:AER: )?"
-            r"(?:can't recover|device has no AER-aware driver)"
-            r"|nvidia (?P<pci3>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\.\d: (?:AER: )?can't recover[^\n]{0,80}\n"
-            r"[\s\S]{0,3000}?(?P<port3>pcieport [0-9a-fA-F:.]{7,16}: (?:AER: )?(?:Multiple )?Uncorrected \(Fatal\)"
-            r" error received)"
         ),
         summary="GPU PCI:{pci} lost to a fatal PCIe error ({aer})",
-        phrases=(
-            "severity=Uncorrected (Fatal)",
-            "severity=Uncorrectable (Fatal)",
-            "Uncorrected (Fatal) error received",
-        ),
+        phrases=("severity=Uncorrected (Fatal)", "severity=Uncorrectable (Fatal)"),
         fixed={"xid": 79, "text": "GPU lost to a fatal PCIe error (AER)."},
-        extract=lambda m, _t: {
-            "pci": m.group("pci") or m.group("pci2") or m.group("pci3"),
-            "aer": m.group("aer") or m.group("port") or m.group("port3"),
-        },
         examples=(
             "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered"
             " Agent ID)",
             "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer,"
             " (Receiver ID)",
-            "pcieport 0000:00:02.0: AER: Uncorrected (Fatal) error received: id=0010\npcieport 0000:00:02.0: PCIe Bus"
-            " Error: severity=Uncorrected (Fatal), type=Transaction Layer, id=0010(Receiver ID)\nnvidia 0000:02:00.0:"
-            " device has no AER-aware driver",
-            "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)\npcieport 0000:00:03.0: AER:"
-            " Multiple Uncorrected (Fatal) error received: 0000:00:03.0",
         ),
         near_misses=(
             "nvidia 0000:17:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
             "pcieport 0000:00:03.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer",
             "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
-            "pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: 0000:00:03.0\nnvidia 0000:03:00.0:"
-            " AER: can't recover (no error_detected callback)",
         ),
     ),
     Signature(
@@ -1165,9 +1143,9 @@ SIGNATURES: tuple[Signature, ...] = (
         summary="the rendezvous store cannot listen on its port ({error})",
         phrases=("failed to listen on any local network address", "failed to bind to"),
         extract=lambda m, _t: {
-            "reason": "port not permitted"
-            if "13" in (m.group("error") or m.group("bind_error") or "")
-            else "port in use"
+            "reason": "port in use"
+            if (m.group("error") or m.group("bind_error")) in ("errno: 98 - Address already in use", "EADDRINUSE")
+            else "port not permitted"
         },
         examples=(
             "RuntimeError: The server socket has failed to listen on any local network address. The server socket has"
@@ -1176,6 +1154,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " 0, code: -98, name: EADDRINUSE, message: address already in use.",
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address."
             " The server socket has failed to bind to [::]:98 (errno: 13 - Permission denied).",
+            "RuntimeError: The server socket has failed to listen on any local network address. port: 98, useIpv6: 0,"
+            " code: -13, name: EACCES, message: permission denied",
         ),
         near_misses=(
             "RuntimeError: The server socket has listened on [::]:29500 (errno: 13 - Permission denied on a log file)",

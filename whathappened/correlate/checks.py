@@ -340,17 +340,18 @@ _STATUS_CAUSES = {
 
 # kubectl's STATUS "Unknown" is the pod's (its node stopped answering: NodeLost); a container's "Unknown" is the
 # runtime losing track of it, which says nothing of the node
-_POD_STATUS_CAUSES = {"unknown": "node-failure"}
+_POD_STATUS_CAUSES = {**_STATUS_CAUSES, "unknown": "node-failure"}
 
 
 def pod_status(case: Case, rule: Rule) -> Finding | None:
     """What the pod's own status says, when no event said more: the Kubernetes API's view of a pod it still holds."""
     pod = case.fate.pod
-    reasons = [pod.reason] + [c.reason for c in pod.containers] + [c.last_reason for c in pod.containers]
-    for n, reason in enumerate(reasons):
+    reasons = [(pod.reason, _POD_STATUS_CAUSES)]
+    reasons += [(c.reason, _STATUS_CAUSES) for c in pod.containers]
+    reasons += [(c.last_reason, _STATUS_CAUSES) for c in pod.containers]
+    for reason, causes in reasons:
         # (kubectl shows an init container's ending as "Init:<reason>", and copies of its output carry it so)
-        said = str(reason or "").lower().removeprefix("init:")
-        code = _STATUS_CAUSES.get(said) or (_POD_STATUS_CAUSES.get(said) if n == 0 else None)
+        code = causes.get(str(reason or "").lower().removeprefix("init:"))
         if code is not None:
             return _status_only(case, rule, code)
     exits = [c.exit_code for c in pod.containers if not c.init and c.exit_code is not None]

@@ -186,6 +186,17 @@ REAL_LINES: list[tuple[str, str, dict[str, Any]]] = [
         },
     ),
     ("[rank3]: ValueError: expected sequence of length 4096", "python-exception-line", {"exception": "ValueError"}),
+    (
+        "RuntimeError: The server socket has failed to listen on any local network address. port: 98, useIpv6: 0,"
+        " code: -13, name: EACCES, message: permission denied",
+        "store-port-in-use",
+        {"reason": "port not permitted"},
+    ),
+    (
+        "The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+        "store-port-in-use",
+        {"reason": "port in use"},
+    ),
 ]
 
 
