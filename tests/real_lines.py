@@ -57,7 +57,8 @@ NODE_REASONS = frozenset(
 NODE_REASON_SUFFIX = "WatchIsNotHealthy"
 # the EKS node monitoring agent's GPU reasons, numbered (DCGM health codes, Xids)
 NODE_REASON_NUMBERED = re.compile(r"^(?:DCGMHealthCode|DCGMFieldError|NvidiaXID)\d+\w*$")
-JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded"})
+# the Job's Failed condition, which the Job controller also writes as its Event (1.28+: a backoff limit per index)
+JOB_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded", "FailedIndexes", "MaxFailedIndexesExceeded"})
 FINISHED_REASONS = frozenset({"Completed", "Succeeded"})
 # the topology manager's reason was "Topology Affinity Error" before 1.18
 ADMISSION_REASONS = frozenset(

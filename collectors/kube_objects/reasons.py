@@ -139,6 +139,9 @@ REASONS: dict[str, Reason] = {
         ),
     ),
     "FailedAttachVolume": Reason(Kind.CONFIG_ERROR),
+    # a raw block volume (volumeDevices) the kubelet cannot map into the pod ("MapVolume.SetUp failed",
+    # "MapVolume.EvalHostSymlinks failed", "MapVolume.MapPodDevice failed"): the block device's FailedMount
+    "FailedMapVolume": Reason(Kind.CONFIG_ERROR),
     # Dynamic Resource Allocation: the kubelet cannot prepare a claim's devices, or the claim controller cannot make
     # the pod's claim (its template missing): like a volume that cannot be mounted, the pod cannot start
     "FailedPrepareDynamicResources": Reason(Kind.CONFIG_ERROR),
@@ -146,15 +149,22 @@ REASONS: dict[str, Reason] = {
     "FailedCreatePodContainer": Reason(Kind.CONFIG_ERROR),
     # a sandbox the node's runtime cannot make for the pod's RuntimeClass (containerd: 'no runtime for "nvidia" is
     # configured', dockershim and CRI-O: 'RuntimeHandler "nvidia" not supported', the NVIDIA runtime's binary
-    # missing where containerd's config points) is the pod's set-up against its node; other sandbox failures (CNI,
-    # a restarting runtime) stay Events
+    # missing where containerd's config points) is the pod's set-up against its node, and so is a network its
+    # attachments cannot give it: a CNI plugin's binary missing (libcni: 'failed to find plugin "multus" in path
+    # [...]'), an address pool with none left (host-local "no IP addresses available in range set", whereabouts
+    # "Could not allocate IP in range", Cilium's IPAM "range is full"), an SR-IOV VF the plugin cannot configure
+    # ("SRIOV-CNI failed to configure VF", "... to load netconf", the InfiniBand plugin's "SRI-OV CNI failed to
+    # configure VF"); other sandbox failures (the CNI not ready yet, a restarting runtime) pass and stay Events
     "FailedCreatePodSandBox": Reason(
         Kind.KUBE_EVENT,
         refine=_rx(
             (
                 r'no runtime for "[^"]*" is configured|RuntimeHandler "?[\w.-]+"? not supported'
                 # the runtime the node's containerd config names is not installed on it (fork/exec of the binary)
-                r"|fork/exec \S{0,200}nvidia-container-runtime\S{0,40}: no such file or directory",
+                r"|fork/exec \S{0,200}nvidia-container-runtime\S{0,40}: no such file or directory"
+                r'|failed to find plugin "[^"]{1,100}" in path'
+                r"|no IP addresses available in range set|Could not allocate IP in range|\brange is full\b"
+                r"|SRI-?OV[ -]CNI failed to (?:configure VF|load netconf)",
                 Kind.CONFIG_ERROR,
             )
         ),
@@ -191,6 +201,10 @@ REASONS: dict[str, Reason] = {
     # was "Failed" and its message "ReachedMaxRestarts%!(EXTRA string=...)")
     "ReachedMaxRestarts": Reason(Kind.DEADLINE_EXCEEDED),
     "PodFailurePolicy": Reason(Kind.DEADLINE_EXCEEDED),
+    # an Indexed Job's backoff limit per index (1.28+): "Job has failed indexes" once its indexes ran out of retries,
+    # "Job has exceeded the specified maximal number of failed indexes" at maxFailedIndexes
+    "FailedIndexes": Reason(Kind.DEADLINE_EXCEEDED),
+    "MaxFailedIndexesExceeded": Reason(Kind.DEADLINE_EXCEEDED),
     "Completed": Reason(Kind.JOB_COMPLETED),
     "AllJobsCompleted": Reason(Kind.JOB_COMPLETED),  # JobSet
     "SuccessfulDelete": Reason(Kind.POD_DELETED),

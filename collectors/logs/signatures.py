@@ -934,6 +934,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"Local protection error) on (?P<device>mlx\d_\d{1,3}(?::\d{1,2})?)"
             # UCX 1.3-1.8 ib_mlx5_log.c: "Error on QP 0x%x wqe[%d]: %s (synd 0x%x vend 0x%x)"
             r"|Error on QP 0x[0-9a-f]{1,8} wqe\[\d{1,9}\]: (?P<ucx_qp>[A-Za-z ]{3,60}) \(synd 0x"
+            # UCX's rc_verbs/ud_verbs with the verbs status string (ibv_wc_status_str: "Send completion with error:
+            # transport retry counter exceeded", "RNR retry counter exceeded")
+            r"|completion with error: (?P<wc>(?:transport|RNR) retry counter exceeded)"
             # NCCL 2.27+ IB resiliency (p2p_resiliency.cc): a NIC marked failed (whether or not NCCL then fails over
             # to another: the NIC on this node failed, and a rank that dies after it died with it in the way), or
             # none left to fail over to
@@ -944,6 +947,7 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=(
             "Got async event",
             "retry count exceeded",
+            "retry counter exceeded",
             "Error on QP",
             "Remote access error",
             "Local protection error",
@@ -959,6 +963,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " 0x81 hw_synd 0/0)",
             "[clx-orion-059:27319:0:27319] ib_mlx5_log.c:113  FATAL: Error on QP 0x3ce8e wqe[12598]: Transport retry"
             " count exceeded (synd 0x15 vend 0x81) opcode SEND",
+            "[1467152048.497975] [softiron-3:3087 :0] rc_verbs_iface.c:47   UCX  ERROR Send completion with error:"
+            " transport retry counter exceeded",
             "node-7:5301:5420 [2] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDevice"
             "Failure: Device 1 marked as failed. Initiating recovery? No",
         ),
@@ -974,19 +980,44 @@ SIGNATURES: tuple[Signature, ...] = (
         name="efa-transfer-error",
         kind=Kind.NCCL_ERROR,
         pattern=rx(
-            r"libfabric:\d{1,10}:\d{1,12}:(?:[^:\s]{0,32}:)?efa:\w{1,16}:\w{1,64}\(\):\d{1,6}<warn> err: (?P<err>\d{1,5}), message: "
-            r"(?P<detail>[^\n]{1,120}?)(?: My EFA addr|$)",
+            r"libfabric:\d{1,10}:\d{1,12}:(?:[^:\s]{0,32}:)?efa:\w{1,16}:\w{1,64}\(\):\d{1,6}<warn> (?:\w{1,64}: )?err:"
+            # (before 1.18 the RxR layer's "rxr_cq_write_tx_error: err: %d, prov_err: %s (%d)")
+            r" (?P<err>\d{1,5}), (?:prov_err|message): (?P<detail>[^\n]{1,120}?)(?: My EFA addr|$)",
             re.MULTILINE,
         ),
         summary="EFA transfer error {err}: {detail}",
         phrases=("efa",),
-        wildcards=("*efa_rdm_*",),
+        wildcards=("*efa_rdm_*", "*rxr_cq_*"),
         convert={"err": int},
         examples=(
             "libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address"
             " My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65",
+            "[1,13]<stderr>:libfabric:35:1668017255::efa:cq:rxr_cq_write_tx_error():243<warn> rxr_cq_write_tx_error: err:"
+            " 20, prov_err: Not a directory (20)",
         ),
         near_misses=("libfabric:451707:1708520807::efa:core:efa_device_init():120<info> Selected device rdmap16s27",),
+    ),
+    Signature(
+        # the pod's limits and devices too small for what the program must set up: UCX unable to pin memory under
+        # the locked-memory limit ("Please set max locked memory (ulimit -l) to 'unlimited' (current: %llu
+        # kbytes)"), a FUSE mount (JuiceFS, gcsfuse, s3fs in the container) with no /dev/fuse in the pod
+        # (fusermount: "fuse device not found, try 'modprobe fuse' first", "mknod /dev/fuse: operation not
+        # permitted"): the pod's spec (a privileged or device setting, the runtime's ulimit), not the code or the node
+        name="pod-limits-too-small",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>Please set max locked memory \(ulimit -l\) to 'unlimited'|fuse device not found, try 'modprobe"
+            r" fuse' first|mknod /dev/fuse: operation not permitted)"
+        ),
+        summary="the pod cannot set up what the program needs: {error}",
+        phrases=("max locked memory", "fuse device not found", "mknod /dev/fuse"),
+        fixed={"reason": "pod limits"},
+        examples=(
+            "ib_log.c:246  UCX  ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked"
+            " memory (ulimit -l) to 'unlimited' (current: 64 kbytes)",
+            "/usr/bin/fusermount: fuse device not found, try 'modprobe fuse' first",
+        ),
+        near_misses=("max locked memory       (kbytes, -l) unlimited",),
     ),
     Signature(
         # /dev/shm too small for the DataLoader's workers (a pod without a memory-backed emptyDir there): torch's
@@ -999,7 +1030,9 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
             r"(?P<error>workers are out of shared memory|caused by insufficient shared memory"
-            r"|unable to write to file </torch_[^>\n]{1,64}>: No space left on device"
+            # (the shm manager's write to /dev/shm: "unable to write to file </torch_%d_%d>", with ": No space left on
+            # device" from 1.x, " at .../THAllocator.c:%d" in 0.4, bare in _share_fd_)
+            r"|unable to write to file </torch_[^>\n]{1,64}>"
             r"|Error while creating shared memory segment /dev/shm/|failed to extend /dev/shm/"
             # NCCL before 2.7 (shm.h: "Call to posix_fallocate failed : %s")
             r"|NCCL WARN Call to posix_fallocate failed ?: No space left on device)"
@@ -1021,6 +1054,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory"
             " (shm).",
             "RuntimeError: unable to write to file </torch_8289_606636967_0>: No space left on device (28)",
+            "RuntimeError: unable to write to file </torch_76_3625483894> at /pytorch/aten/src/TH/THAllocator.c:383",
             "gpu-2:311:402 [3] include/shm.h:28 NCCL WARN Error while creating shared memory segment"
             " /dev/shm/nccl-7VtQvW (size 9637888)",
         ),
@@ -1082,7 +1116,15 @@ SIGNATURES: tuple[Signature, ...] = (
             # "ERROR_LIBRARY_NOT_FOUND", nvmlErrorString's "NVML Shared Library Not Found", nvidia-smi's "couldn't
             # find libnvidia-ml.so library in your system"): the pod ran without the NVIDIA runtime or its hook
             r"|\bERROR_LIBRARY_NOT_FOUND\b|NVML Shared Library Not Found"
-            r"|couldn't find libnvidia-ml\.so library in your system)"
+            r"|couldn't find libnvidia-ml\.so library in your system"
+            # the device plugin's and go-nvml's words for the same (klog or log, 0.9-0.17: "Failed to initialize
+            # NVML: could not load NVML library.", "Incompatible strategy detected auto" with its "If this is a GPU
+            # node, did you configure the NVIDIA Container Toolkit?" / "... set the docker default runtime to")
+            r"|could not load NVML library|If this is a GPU node, did you (?:configure the NVIDIA Container Toolkit"
+            r"|set the docker default runtime to)"
+            # the version mismatch by its code name (NVML_ERROR_LIB_RM_VERSION_MISMATCH, go-nvml's
+            # ERROR_LIB_RM_VERSION_MISMATCH)
+            r"|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b)"
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
@@ -1099,8 +1141,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "ERROR_LIBRARY_NOT_FOUND",
             "NVML Shared Library Not Found",
             "couldn't find libnvidia-ml.so library",
+            "could not load NVML library",
+            "If this is a GPU node, did you",
+            "ERROR_LIB_RM_VERSION_MISMATCH",
         ),
-        wildcards=("?*error_library_not_found",),
+        wildcards=("?*error_library_not_found", "?*error_lib_rm_version_mismatch"),
         fixed={"reason": "CUDA driver"},
         examples=(
             "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version",
@@ -1111,6 +1156,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124",
             'level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"',
             "pynvml.nvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
+            "Failed to initialize NVML: could not load NVML library.",
+            "E0506 17:45:45.421965       1 factory.go:113] If this is a GPU node, did you configure the NVIDIA"
+            " Container Toolkit?",
+            "tensorpack.utils.nvml.NvmlException: NVML_ERROR_LIB_RM_VERSION_MISMATCH",
             "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest"
             " NVIDIA driver is installed and running.",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling"
@@ -1206,7 +1255,8 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LOG_LINE,
         # (and no verbs library or one device it could not open: it uses the other devices or its sockets)
         pattern=rx(
-            r"NCCL WARN (?:NET/OFI aws-ofi-nccl initialization failed|Failed to open libibverbs\.so"
+            r"NCCL WARN (?:NET/OFI aws-ofi-nccl initialization failed|NET/OFI Initializing plugin failed"
+            r"|Failed to open libibverbs\.so"
             r"|Call to ibv_open_device failed"
             # user-buffer registration falling back to copies (p2p.cc, harmless per NCCL's maintainers) and a
             # stray connection on NCCL's port ("socketFinalizeAccept: wrong magic": a probe, not a peer)
@@ -1218,6 +1268,7 @@ SIGNATURES: tuple[Signature, ...] = (
         summary="NCCL: the aws-ofi-nccl plugin did not load (NCCL uses its own transports)",
         phrases=(
             "aws-ofi-nccl initialization failed",
+            "Initializing plugin failed",
             "Failed to open libibverbs",
             "Call to ibv_open_device failed",
             "failed to IPC register userbuff",
@@ -1245,18 +1296,32 @@ SIGNATURES: tuple[Signature, ...] = (
         name="app-out-of-resources",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
-            r"(?P<message>out of resource: shared memory, Required: \d{1,12}|exceeded maximum protobuf size of 2GB)"
+            r"(?P<message>(?:out of resource: shared memory, Required: \d{1,12}"
+            # the same limit named by the kernel, as Inductor reports it when no config fits ("InductorError:
+            # RuntimeError: No valid triton configs. OutOfMemoryError: out of resource: triton_tem_fused_0 Required:
+            # 107008 Hardware limit:101376"); not the autotuner logging one candidate it skips ("... for benchmark
+            # choice TritonTemplateCaller(...)"), which goes on with the others
+            r"|out of resource: \w{1,120},? Required: \d{1,12},? Hardware limit: ?\d{1,12})"
+            r"(?![^\n]{0,300}?for benchmark choice)|exceeded maximum protobuf size of 2GB)"
         ),
         summary="the program asked for more than its GPU or library allows: {message}",
-        phrases=("out of resource: shared memory", "exceeded maximum protobuf size"),
+        phrases=("out of resource", "exceeded maximum protobuf size"),
         fixed={"exception": "out of resources"},
         examples=(
             "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 126978, Hardware limit:"
             " 101376. Reducing block sizes or `num_stages` may help.",
             "[libprotobuf ERROR message_lite.cc:451] tensorflow.RecvBufRespExtra exceeded maximum protobuf size of 2GB:"
             " 5368538440",
+            "torch._inductor.exc.InductorError: RuntimeError: No valid triton configs. OutOfMemoryError: out of"
+            " resource: triton_tem_fused_0 Required: 107008 Hardware limit:101376 Reducing block sizes or `num_stages`"
+            " may help.",
         ),
-        near_misses=("shared memory per block: 101376 bytes (out of resource checks enabled)",),
+        near_misses=(
+            "shared memory per block: 101376 bytes (out of resource checks enabled)",
+            "ERROR:torch._inductor.select_algorithm:Exception No valid triton configs. OutOfMemoryError: out of"
+            " resource: triton_mm Required: 294912 Hardware limit:232448 Reducing block sizes or `num_stages` may help."
+            " for benchmark choice TritonTemplateCaller(/tmp/torchinductor_x/2q/c2q5.py, BLOCK_K=128, num_warps=4)",
+        ),
     ),
     Signature(
         # CUDA refusing to start because the node's NVSwitch fabric is not up (cudaErrorSystemNotReady, 802,
@@ -1372,6 +1437,26 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("checkpoint written to /ckpt/step_100 (no space left check passed)",),
     ),
     Signature(
+        # Weights & Biases failing in wandb.init, which raises and ends the program: its init timeout ("Run
+        # initialization has timed out after %s sec.", a CommError) and no API key without a terminal ("api_key not
+        # configured (no-tty)", a UsageError); its retries and sync errors mid-run are not fatal and not read
+        name="wandb-init-failed",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"wandb: ERROR (?P<message>Run initialization has timed out after [\d.]{1,10} sec"
+            r"|api_key not configured \(no-tty\))"
+        ),
+        summary="Weights & Biases could not start the run: {message}",
+        phrases=("Run initialization has timed out", "api_key not configured"),
+        fixed={"exception": "wandb init"},
+        examples=(
+            "wandb: ERROR Run initialization has timed out after 600.0 sec. Please try increasing the timeout with the"
+            " `init_timeout` setting: `wandb.init(settings=wandb.Settings(init_timeout=120))`.",
+            "wandb: ERROR api_key not configured (no-tty). call wandb.login(key=[your_api_key])",
+        ),
+        near_misses=("wandb: ERROR Error while calling W&B API: context deadline exceeded (<Response [500]>)",),
+    ),
+    Signature(
         # a training loop's numeric guard stopping the run: Megatron-LM's rerun state machine ("Unexpected result
         # %s on rank %d at iteration #%d invocation #%d (message='%s')"), NeMo raising it per rank ("Rank %d, node
         # %s, device %d, iteration %d: Unexpected result nan (message=...)")
@@ -1383,10 +1468,19 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|ERROR:tensorflow:Model diverged with loss = NaN|NanLossDuringTrainingError"
             # Keras' TerminateOnNaN callback ("Batch %d: Invalid loss, terminating training")
             r"|Batch \d{1,12}: Invalid loss, terminating training"
+            # the DETR family's training loop (DETR, Deformable DETR, DINO, RT-DETR, DEIM engine.py: "Loss is {},
+            # stopping training", then sys.exit(1))
+            r"|^Loss is (?:nan|inf|-inf), stopping training"
         ),
         summary="the loss or gradients went non-finite: {line}",
         # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
-        phrases=("result nan", "result inf", "diverged with loss", "Invalid loss, terminating training"),
+        phrases=(
+            "result nan",
+            "result inf",
+            "diverged with loss",
+            "Invalid loss, terminating training",
+            "stopping training",
+        ),
         extract=whole,
         fixed={"exception": "non-finite value"},
         examples=(
@@ -1395,6 +1489,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " collective')",
             "ERROR:tensorflow:Model diverged with loss = NaN.",
             "Batch 6: Invalid loss, terminating training",
+            "Loss is nan, stopping training",
         ),
         near_misses=(
             "Unexpected result 0.0 on rank 3 (message='loss check')",
@@ -1422,26 +1517,69 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # the process crashing itself: CPython's faulthandler ("Fatal Python error: Segmentation fault"), the
-        # shell's "Segmentation fault (core dumped)", UCX's "Caught signal 11 (Segmentation fault: ...)"
+        # shell's "Segmentation fault (core dumped)", UCX's "Caught signal 11 (Segmentation fault: ...)", a
+        # DataLoader worker's ("Unexpected segmentation fault encountered in worker."), Triton server's handler
+        # ("Signal (11) received."); glibc aborting a process that corrupted its own heap or stack (malloc_printerr's
+        # "free(): double free detected in tcache 2", "double free or corruption (!prev)", "malloc(): corrupted top
+        # size", ..., before 2.26 inside "*** Error in `%s': %s: 0x%x ***"; "*** stack smashing detected ***");
+        # an uncaught C++ exception of the standard library's own errors ("terminate called after throwing an
+        # instance of 'std::bad_alloc'": new failing, which a memory limit does not do; a std::runtime_error may
+        # carry an NCCL or CUDA failure and is left to what() says)
         name="segfault",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
             r"Fatal Python error: (?P<message>Segmentation fault|Bus error)|Segmentation fault\s{1,8}\(core dumped\)"
             r"|line \d{1,6}:\s{1,8}\d{1,10} Segmentation fault|Caught signal 11 \(Segmentation fault"
+            r"|Unexpected segmentation fault encountered in worker|^Signal \(11\) received\."
+            r"|(?P<glibc>free\(\): double free detected in tcache \d|double free or corruption \((?:!prev|fasttop|out|top)\)"
+            r"|(?:free|realloc|munmap_chunk)\(\): invalid (?:pointer|size|next size(?: \((?:fast|normal)\))?)"
+            r"|malloc\(\): (?:corrupted top size|memory corruption|unsorted double linked list corrupted"
+            r"|invalid size \(unsorted\))|malloc_consolidate\(\): invalid chunk size|corrupted size vs\. prev_size"
+            r"|corrupted double-linked list|\*\*\* stack smashing detected \*\*\*)"
+            r"|terminate called after throwing an instance of '(?P<cpp>std::(?:bad_alloc|length_error|out_of_range"
+            r"|invalid_argument|logic_error|bad_function_call|bad_optional_access|bad_variant_access))'"
         ),
         summary="the process crashed: {exception}",
-        phrases=("Fatal Python error", "Segmentation fault"),
-        extract=lambda m, _t: {"exception": m.group("message") or "Segmentation fault"},
+        phrases=(
+            "Fatal Python error",
+            "Segmentation fault",
+            "segmentation fault encountered",
+            "Signal (11) received",
+            "double free",
+            "invalid pointer",
+            "invalid size",
+            "invalid next size",
+            "corrupted top size",
+            "memory corruption",
+            "double linked list corrupted",
+            "invalid chunk size",
+            "corrupted size vs",
+            "corrupted double-linked list",
+            "stack smashing detected",
+            "terminate called after throwing",
+        ),
+        extract=lambda m, _t: {
+            "exception": m.group("message") or m.group("glibc") or m.group("cpp") or "Segmentation fault"
+        },
         examples=(
             "Fatal Python error: Segmentation fault",
             "/bin/bash: line 1:    42 Segmentation fault      python train.py",
             "/entrypoint.sh: line 3:    17 Segmentation fault      (core dumped) python train.py",
             "[gpu-3:625371:0:625371] Caught signal 11 (Segmentation fault: address not mapped to object at address"
             " (nil))",
+            "ERROR: Unexpected segmentation fault encountered in worker.",
+            "Signal (11) received.",
+            "free(): double free detected in tcache 2",
+            "*** Error in `python3.5': double free or corruption (!prev): 0x0000000001ff97e0 ***",
+            "malloc(): corrupted top size",
+            "*** stack smashing detected ***: python terminated",
+            "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc",
         ),
         near_misses=(
             "torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",
             "Fatal Python error: Aborted",
+            "Signal (15) received.",
+            "terminate called after throwing an instance of 'c10::DistBackendError'",
         ),
     ),
     Signature(
@@ -1563,6 +1701,10 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|(?P<lib_status>CU(?:DNN|BLAS)_STATUS_(?!ALLOC_FAILED|SUCCESS)[A-Z_]{3,40})"
             # nccl-tests: "Test CUDA failure %s:%d '%s'"
             r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'"
+            # the CUDA samples' vectorAdd, the GPU Operator's CUDA validator: "Failed to allocate device vector A
+            # (error code %s)!" with cudaGetErrorString's words (which may hold parentheses: "device(s) is/are")
+            r"|Failed to (?:allocate device vector|copy vector|launch vectorAdd kernel|free device vector)[^\n]{0,60}?"
+            r" \(error code (?P<sample_error>[^\n]{1,200}?)\)!"
             # the CUDA samples' check macro as bitsandbytes and others print it: "Error %s at line %d in file %s"
             # (only with one of cudaGetErrorString's own strings: "Error opening config at line 3" is no CUDA error)
             r"|^Error (?P<check_error>invalid device ordinal|invalid argument|out of memory|an illegal memory access was"
@@ -1574,7 +1716,16 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         extract=cuda_error,
         summary="CUDA error: {error}",
-        phrases=("CUDA error", "cuda runtime error", "THCudaCheck FAIL", "Test CUDA failure", "at line"),
+        phrases=(
+            "CUDA error",
+            "cuda runtime error",
+            "THCudaCheck FAIL",
+            "Test CUDA failure",
+            "at line",
+            "device vector",
+            "copy vector",
+            "vectorAdd kernel",
+        ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
         wildcards=("cuda_error_*", "cudnn_status_*", "cublas_status_*"),  # one token each to the analyzer
@@ -1595,6 +1746,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=265 error=77 : an illegal"
             " memory access was encountered",
             "Test CUDA failure common.cu:1007\n'CUDA-capable device(s) is/are busy or unavailable'",
+            "Failed to allocate device vector A (error code CUDA-capable device(s) is/are busy or unavailable)!",
             "E tensorflow/stream_executor/cuda/cuda_dnn.cc:81] CUDNN_STATUS_EXECUTION_FAILED",
         ),
         near_misses=("CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log", "cuda runtime version 12.4"),
@@ -1874,11 +2026,18 @@ SIGNATURES: tuple[Signature, ...] = (
         # summary
         name="composer-rank-crashed",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=rx(r"Rank (?P<local_rank>\d{1,6}) crashed with exit code (?P<exit_code>-?\d{1,4})\."),
+        # (and since 0.17 "Global rank %d (PID %d) exited with code %d")
+        pattern=rx(
+            r"(?:Global r|R)ank (?P<local_rank>\d{1,6}) (?:crashed with exit code|\(PID \d{1,10}\) exited with code)"
+            r" (?P<exit_code>-?\d{1,4})\b"
+        ),
         summary="Composer: rank {local_rank} crashed with exit code {exit_code}",
-        phrases=("crashed with exit code",),
+        phrases=("crashed with exit code", "exited with code"),
         convert={"local_rank": int, "exit_code": int},
-        examples=("ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11.",),
+        examples=(
+            "ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11.",
+            "ERROR:composer.cli.launcher:Global rank 0 (PID 208865) exited with code -11",
+        ),
         near_misses=("Rank 0 exited with exit code 0.",),
     ),
     Signature(

@@ -272,3 +272,7 @@ def test_exit_139_is_the_programs_crash_only_when_it_is_the_only_failure():
     assert ended(139) == "application-error"
     assert ended(139, 0) == "application-error"
     assert ended(137, 139) != "application-error"  # a sidecar's segfault does not explain the main container
+    assert ended(132) == "application-error"  # SIGILL: an instruction the CPU lacks
+    assert ended(136) == "application-error"  # SIGFPE
+    assert ended(134) != "application-error"  # SIGABRT: also the NCCL watchdog's abort
+    assert ended(135) != "application-error"  # SIGBUS: also /dev/shm running out

@@ -224,6 +224,25 @@ def test_a_sandbox_that_failed_before_the_pod_ran_is_no_cause_of_its_death_an_ho
     assert verdict(run([info], events), P).cause == "application-error"
 
 
+def test_a_mount_that_failed_before_the_kubelets_last_start_event_is_no_cause():
+    """The container's status may keep an earlier start than the kubelet's "Started" Event after a mount that
+    failed once: the Event says the volume was mounted in the end."""
+    info = pod(P, N, containers=(ContainerInfo("main", started=at(0, 20)),))
+
+    def cause(started_again: bool) -> str:
+        events = [
+            ev(Kind.POD_SCHEDULED, at(0), P, N),
+            ev(Kind.CONTAINER_STARTED, at(0, 20), P, N),
+            ev(Kind.CONFIG_ERROR, at(39, 20), P, N, reason="FailedMount", message="MountVolume.SetUp failed"),
+            *([ev(Kind.CONTAINER_STARTED, at(40), P, N, reason="Started")] if started_again else []),
+            exited(P, N, at(40, 5), 1),
+        ]
+        return verdict(run([info], events), P).cause
+
+    assert cause(started_again=False) == "config-error"
+    assert cause(started_again=True) == "unknown"
+
+
 def maintenance_chain(notice_minute: float = 61):
     return [
         ev(

@@ -179,12 +179,18 @@ def thermal_shutdown(case: Case, rule: Rule) -> Finding | None:
     return None
 
 
+_STARTED = frozenset({Kind.CONTAINER_STARTED})
+
+
 def since_last_start(case: Case, rule: Rule) -> Finding | None:
     """Image and configuration failures that kept the pod from running: in a pod none of whose containers started,
     or after its last container start (a restart that could not happen). A pull or a mount that failed and was
     retried before the pod ran is no cause of a death hours later."""
     hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)
     starts = [c.started for c in case.fate.pod.containers if c.started is not None and not c.init]
+    # ... or after the kubelet's last "Started" Event of the pod (its status may hold an earlier start): every
+    # volume is mounted and every image pulled before a container of the pod starts
+    starts += [case.event(i).at for i in case.find(_STARTED, POD, rule.before, rule.after)]
     if starts:
         last = max(starts)
         # a scheduling failure (a missing claim) is over once the pod was placed: never the cause of a pod that ran
@@ -318,7 +324,9 @@ def _not_a_fault_reason(event: TimelineEvent) -> bool:
     return str(event.attrs.get("reason") or "").lower() in ("", "evictionbyevictionapi")
 
 
-SEGFAULT_EXIT = 139
+# 128 + the signal of a process that crashed itself: SIGILL (an instruction the CPU lacks), SIGFPE, SIGSEGV; not
+# SIGABRT (134: also the NCCL watchdog's abort) nor SIGBUS (135: also /dev/shm running out)
+CRASH_EXITS = frozenset({132, 136, 139})
 _STATUS_CAUSES = {
     "evicted": "node-pressure-eviction",
     "nodelost": "node-failure",
@@ -358,7 +366,7 @@ def pod_status(case: Case, rule: Rule) -> Finding | None:
     if pod.phase == "Succeeded" or (exits and all(code == 0 for code in exits)):
         return _status_only(case, rule, "completed")
     failed = [code for code in exits if code != 0]
-    if failed and all(code == SEGFAULT_EXIT for code in failed):  # the program's own crash (SIGSEGV), nothing else
+    if failed and all(code in CRASH_EXITS for code in failed):  # the program's own crash, nothing else
         return _status_only(case, rule, "application-error")
     return None
 

@@ -56,6 +56,11 @@ REACTION_EXCEPTION_WORDS = (
     # a DataLoader worker killed from outside ("DataLoader worker (pid N) is killed by signal: Killed."): often the
     # memory limit, but the line does not say so
     "is killed by signal: killed",
+    # ... or by a bus error, which the line does not tie to /dev/shm (when it does, the shm rule reads it)
+    "is killed by signal: bus error",
+    # PaddlePaddle's summary of a SIGABRT ("FatalError: A serious error (Process abort signal) is detected by the
+    # operating system"), like "Fatal Python error: Aborted": what aborted is said before it, or elsewhere
+    "(process abort signal)",
     # summaries of a failure elsewhere: a coordination barrier other tasks missed (JAX), Ray Train's run summary
     # ("Please inspect the previous error messages for a cause"), TensorFlow's generic wrapper of a GPU fault
     "barrier timed out",

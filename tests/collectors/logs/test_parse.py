@@ -196,3 +196,22 @@ def test_an_eviction_manager_with_no_pod_to_evict_evicted_nobody() -> None:
     )
     assert _node_kinds(_kernel(0, must), _kernel(0.001, none)) == []
     assert _node_kinds(_kernel(0, must)) == [Kind.NODE_PRESSURE]
+
+
+def _container(second: float, message: str) -> tuple[str, dict[str, Any]]:
+    at = T0 + timedelta(minutes=30, seconds=second)
+    doc = {"@timestamp": at.isoformat(), "message": message, "kubernetes": {"pod": {"name": "w-0"}, "namespace": "ml"}}
+    return "logs-k8s-x", doc
+
+
+def test_the_net_plugins_warnings_as_it_fails_to_start_are_its_fallback() -> None:
+    """aws-ofi-nccl's WARNs while it fails to start, then its "initialization failed": NCCL goes on without it."""
+    endpoint = (
+        "ip-10-36-29-253:82:2548 [0] nccl_net_ofi_domain_get_ep:969 NCCL WARN NET/OFI Creating new endpoint for"
+        " domain 0x7f7dc3a992c0 failed: Invalid argument"
+    )
+    fallback = "ip-10-36-29-253:82:2548 [0] nccl_net_ofi_create_plugin:335 NCCL WARN NET/OFI aws-ofi-nccl initialization failed"
+    assert Kind.NCCL_ERROR not in _node_kinds(_container(0, endpoint), _container(0.001, fallback))
+    assert Kind.NCCL_ERROR not in _node_kinds(_container(0, f"{endpoint}\n{fallback}"))
+    assert Kind.NCCL_ERROR in _node_kinds(_container(0, endpoint))  # alone: an NCCL error like any other
+    assert Kind.NCCL_ERROR in _node_kinds(_container(0, endpoint), _container(30, fallback))  # another moment
