@@ -51,6 +51,13 @@ NODE_REASONS = frozenset(
         "VMEventScheduled",
         "SystemOOM",
         "KernelPanic",
+        # AKS node auto-repair
+        "NodeRebootStart",
+        "NodeRebootEnd",
+        "NodeRedeployStart",
+        "NodeRedeployEnd",
+        "NodeReimageStart",
+        "NodeReimageEnd",
     }
 )
 # NVSentinel's health watches are node conditions ("GpuXidWatchIsNotHealthy", "GpuAllWatchIsNotHealthy", ...)

@@ -216,6 +216,19 @@ REASONS: dict[str, Reason] = {
     "NodeNotSchedulable": Reason(Kind.NODE_CORDONED),
     "NodeSchedulable": Reason(Kind.NODE_UNCORDONED),
     "Rebooted": Reason(Kind.NODE_REBOOTED),
+    # AKS node auto-repair, which acts only on a node NotReady for more than five minutes (no notice before it):
+    # "Node auto-repair is initiating a reboot action due to NotReady status persisting ...", and its end
+    **dict.fromkeys(
+        (
+            "NodeRebootStart",
+            "NodeRebootEnd",
+            "NodeRedeployStart",
+            "NodeRedeployEnd",
+            "NodeReimageStart",
+            "NodeReimageEnd",
+        ),
+        Reason(Kind.NODE_REBOOTED),
+    ),
     "EvictionThresholdMet": Reason(Kind.NODE_PRESSURE),
     "NodeHasInsufficientMemory": Reason(Kind.NODE_PRESSURE),
     "NodeHasDiskPressure": Reason(Kind.NODE_PRESSURE),

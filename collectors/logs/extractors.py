@@ -232,7 +232,9 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
             return {"error": match.group(name)}
     name = match.group("driver_error")
     if name:
-        return {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}
+        found = {"error": name[len("CUDA_ERROR_") :].lower().replace("_", " "), "cuda_code": name}
+        detail = match.group("driver_detail")
+        return {**found, "detail": detail} if detail else found  # ("CUDA_ERROR_CONTAINED: ... over nvlink ...")
     return {}
 
 

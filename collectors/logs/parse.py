@@ -345,9 +345,9 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
 SETTLED: Mapping[str, tuple[str, timedelta, str | None]] = {
     "nic-link-down": ("nic-link-up", timedelta(seconds=5), "device"),
     "kubelet-eviction-pressure": ("kubelet-eviction-none-active", timedelta(seconds=1), None),
-    # the net plugin's own WARNs as it fails to start ("NET/OFI Creating new endpoint for domain ... failed",
-    # "Couldn't open CQ") just before it says it did not load: NCCL goes on with its own transports
-    "nccl-warn": ("nccl-net-plugin-fallback", timedelta(seconds=1), None),
+    # aws-ofi-nccl's own WARNs as it fails to start ("NET/OFI Creating new endpoint for domain ... failed",
+    # "Couldn't open CQ") just before the same process says it did not load: NCCL goes on with its own transports
+    "nccl-ofi-warn": ("nccl-ofi-init-failed", timedelta(seconds=1), "proc"),
 }
 
 

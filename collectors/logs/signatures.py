@@ -61,6 +61,8 @@ _NCCL_RESULT = {"nccl_result": str}
 # a CUDA error as printed: torch's "CUDA error: %s", Darknet's "CUDA Error: %s" and "CUDA Error Prev: %s", Paddle v1's
 # "Cuda Error: %s" (the OOM signature reads the out-of-memory one, the CUDA error signature any other)
 _CUDA_ERROR = r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): "
+# NCCL's line prefix ("host:pid:tid [dev] file:line "), the process read as ``proc`` ("host:pid") when it is there
+_NCCL_PROCESS = r"(?:(?P<proc>[\w.-]{1,253}:\d{1,10}):\d{1,10} \[\d{1,3}\] (?:[^\n]{0,200}? )?)?"
 
 SIGNATURES: tuple[Signature, ...] = (
     Signature(
@@ -650,10 +652,19 @@ SIGNATURES: tuple[Signature, ...] = (
             r"(?P<message>Duplicate GPU detected : rank \d{1,6} and rank \d{1,6} both on CUDA device \w{1,16}"
             r"|NCCL operation \w{1,40}\([^\n]{0,300}?\) failed: invalid usage"
             # PyTorch 1.x's c10d ("NCCL error in: %s:%d, invalid usage, NCCL version %s", ncclInvalidUsage's note)
-            r"|NCCL error in: \S{1,300}, invalid usage|ncclInvalidUsage: This usually reflects invalid usage)"
+            r"|NCCL error in: \S{1,300}, invalid usage|ncclInvalidUsage: This usually reflects invalid usage"
+            # an argument NCCL refuses (ncclInvalidArgument: "Invalid value for an argument.", its "Last error:" such
+            # as "Broadcast : sendbuff (nil) is not a valid pointer"): the program's call
+            r"|ncclInvalidArgument: Invalid value for an argument)"
         ),
         summary="NCCL used wrongly: {message}",
-        phrases=("Duplicate GPU detected", "failed: invalid usage", "invalid usage, NCCL version", "ncclInvalidUsage"),
+        phrases=(
+            "Duplicate GPU detected",
+            "failed: invalid usage",
+            "invalid usage, NCCL version",
+            "ncclInvalidUsage",
+            "ncclInvalidArgument",
+        ),
         fixed={"exception": "NCCL invalid usage"},
         examples=(
             "[1,4]<stdout>:smc-gpu-03:29882:30400 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 4 and rank 0"
@@ -663,6 +674,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " running replica 0",
             "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, invalid usage, NCCL"
             " version 2.7.8",
+            "ncclInvalidArgument: Invalid value for an argument.\nLast error:\nBroadcast : sendbuff (nil) is not a valid"
+            " pointer",
         ),
         near_misses=(
             "NCCL operation ncclAllReduce(send_buffer) failed: unhandled system error",
@@ -936,7 +949,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Error on QP 0x[0-9a-f]{1,8} wqe\[\d{1,9}\]: (?P<ucx_qp>[A-Za-z ]{3,60}) \(synd 0x"
             # UCX's rc_verbs/ud_verbs with the verbs status string (ibv_wc_status_str: "Send completion with error:
             # transport retry counter exceeded", "RNR retry counter exceeded")
-            r"|completion with error: (?P<wc>(?:transport|RNR) retry counter exceeded)"
+            r"|UCX\s{1,4}(?:ERROR|FATAL)\s[^\n]{0,80}?completion with error: (?P<wc>(?:transport|RNR) retry counter exceeded)"
             # NCCL 2.27+ IB resiliency (p2p_resiliency.cc): a NIC marked failed (whether or not NCCL then fails over
             # to another: the NIC on this node failed, and a rank that dies after it died with it in the way), or
             # none left to fail over to
@@ -1006,7 +1019,8 @@ SIGNATURES: tuple[Signature, ...] = (
         name="pod-limits-too-small",
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
-            r"(?P<error>Please set max locked memory \(ulimit -l\) to 'unlimited'|fuse device not found, try 'modprobe"
+            r"(?P<error>UCX\s{1,4}(?:ERROR|FATAL)\s[^\n]{0,300}?Please set max locked memory \(ulimit -l\) to 'unlimited'"
+            r"|fuse device not found, try 'modprobe"
             r" fuse' first|mknod /dev/fuse: operation not permitted)"
         ),
         summary="the pod cannot set up what the program needs: {error}",
@@ -1017,7 +1031,11 @@ SIGNATURES: tuple[Signature, ...] = (
             " memory (ulimit -l) to 'unlimited' (current: 64 kbytes)",
             "/usr/bin/fusermount: fuse device not found, try 'modprobe fuse' first",
         ),
-        near_misses=("max locked memory       (kbytes, -l) unlimited",),
+        near_misses=(
+            "max locked memory       (kbytes, -l) unlimited",
+            "ib_md.c:293  UCX  WARN  ibv_reg_mr(address=0x7f, length=4096) failed: Cannot allocate memory. Please set"
+            " max locked memory (ulimit -l) to 'unlimited' (current: 64 kbytes)",
+        ),
     ),
     Signature(
         # /dev/shm too small for the DataLoader's workers (a pod without a memory-backed emptyDir there): torch's
@@ -1120,7 +1138,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # the device plugin's and go-nvml's words for the same (klog or log, 0.9-0.17: "Failed to initialize
             # NVML: could not load NVML library.", "Incompatible strategy detected auto" with its "If this is a GPU
             # node, did you configure the NVIDIA Container Toolkit?" / "... set the docker default runtime to")
-            r"|could not load NVML library|If this is a GPU node, did you (?:configure the NVIDIA Container Toolkit"
+            r"|could not load NVML\b|If this is a GPU node, did you (?:configure the NVIDIA Container Toolkit"
             r"|set the docker default runtime to)"
             # the version mismatch by its code name (NVML_ERROR_LIB_RM_VERSION_MISMATCH, go-nvml's
             # ERROR_LIB_RM_VERSION_MISMATCH)
@@ -1141,7 +1159,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "ERROR_LIBRARY_NOT_FOUND",
             "NVML Shared Library Not Found",
             "couldn't find libnvidia-ml.so library",
-            "could not load NVML library",
+            "could not load NVML",
             "If this is a GPU node, did you",
             "ERROR_LIB_RM_VERSION_MISMATCH",
         ),
@@ -1255,29 +1273,70 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LOG_LINE,
         # (and no verbs library or one device it could not open: it uses the other devices or its sockets)
         pattern=rx(
-            r"NCCL WARN (?:NET/OFI aws-ofi-nccl initialization failed|NET/OFI Initializing plugin failed"
-            r"|Failed to open libibverbs\.so"
+            r"NCCL WARN (?:Failed to open libibverbs\.so"
             r"|Call to ibv_open_device failed"
             # user-buffer registration falling back to copies (p2p.cc, harmless per NCCL's maintainers) and a
             # stray connection on NCCL's port ("socketFinalizeAccept: wrong magic": a probe, not a peer)
             r"|rank \d{1,6} failed to IPC register userbuff|socketFinalizeAccept: wrong magic"
+            # CollNet (SHARP) not set up: NCCL says it goes on point to point ("Cannot initialize CollNet, using
+            # point-to-point network instead", "CollNet is not supported or fails to initialize, ignoring
+            # NCCL_ALGO=COLLNET"), after the SHARP plugin's own refusals ("SHARP coll init error: ...", "SHARP group
+            # create: ... failed")
+            r"|Cannot initialize CollNet, using point-to-point network instead|CollNet is not supported or fails to"
+            r" initialize, ignoring|(?:NET/IB : )?SHARP coll init error|SHARP group create: [^\n]{0,80}failed"
+            # the proxy's service thread told something by a connection from no rank (localRank -1: a stray
+            # connection, as "wrong magic" is)
+            r"|\[Service thread\] Unknown command \d{1,10} from localRank -1"
             # RCCL's advice at start-up ('Missing "iommu=pt" from kernel command line which can lead to system
             # instablity or hang!'): a setting, no failure
             r'|Missing "iommu=pt" from kernel command line)'
         ),
         summary="NCCL: the aws-ofi-nccl plugin did not load (NCCL uses its own transports)",
         phrases=(
-            "aws-ofi-nccl initialization failed",
-            "Initializing plugin failed",
             "Failed to open libibverbs",
             "Call to ibv_open_device failed",
             "failed to IPC register userbuff",
             "wrong magic",
+            "Cannot initialize CollNet",
+            "CollNet is not supported",
+            "SHARP coll init error",
+            "SHARP group create",
+            "Unknown command",
         ),
+        examples=("gpu-1:311:402 [3] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",),
+        near_misses=("NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20.",),
+    ),
+    Signature(
+        # aws-ofi-nccl failing to start ("NET/OFI aws-ofi-nccl initialization failed", nccl_net_ofi_init's
+        # "NET/OFI Initializing plugin failed"): NCCL falls back to its own transports and goes on; the plugin's
+        # own WARNs just before it in the same process (nccl-ofi-warn) are part of it (parse.SETTLED)
+        name="nccl-ofi-init-failed",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            _NCCL_PROCESS + r"NCCL WARN NET/OFI (?:aws-ofi-nccl initialization failed|Initializing plugin failed)"
+        ),
+        summary="NCCL: the aws-ofi-nccl plugin did not load (NCCL uses its own transports)",
+        phrases=("aws-ofi-nccl initialization failed", "Initializing plugin failed"),
         examples=(
             "algo-1:17778:17848 [5] nccl_net_ofi_create_plugin:259 NCCL WARN NET/OFI aws-ofi-nccl initialization failed",
+            "ip-10-36-29-253:82:2548 [0] nccl_net_ofi_init:155 NCCL WARN NET/OFI Initializing plugin failed",
         ),
         near_misses=("NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20.",),
+    ),
+    Signature(
+        # aws-ofi-nccl's own WARNs: an NCCL error like any other, unless the plugin says in the same process right
+        # after it that it did not start (parse.SETTLED: its start-up failing, "Creating new endpoint for domain
+        # ... failed", "Couldn't open CQ")
+        name="nccl-ofi-warn",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(_NCCL_PROCESS + r"NCCL WARN (?P<detail>NET/OFI [^\n]+)"),
+        summary="NCCL WARN {detail}",
+        phrases=("NET/OFI",),
+        examples=(
+            "ip-10-36-29-253:82:2548 [0] nccl_net_ofi_domain_get_ep:969 NCCL WARN NET/OFI Creating new endpoint for"
+            " domain 0x7f7dc3a992c0 failed: Invalid argument",
+        ),
+        near_misses=("ip-10-36-29-253:82:2548 [0] NCCL INFO NET/OFI Selected provider is efa",),
     ),
     Signature(
         name="nccl-warn",
@@ -1302,7 +1361,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # 107008 Hardware limit:101376"); not the autotuner logging one candidate it skips ("... for benchmark
             # choice TritonTemplateCaller(...)"), which goes on with the others
             r"|out of resource: \w{1,120},? Required: \d{1,12},? Hardware limit: ?\d{1,12})"
-            r"(?![^\n]{0,300}?for benchmark choice)|exceeded maximum protobuf size of 2GB)"
+            r"(?![\s\S]{0,300}?(?:for benchmark choice|Ignoring this choice))|exceeded maximum protobuf size of 2GB)"
         ),
         summary="the program asked for more than its GPU or library allows: {message}",
         phrases=("out of resource", "exceeded maximum protobuf size"),
@@ -1321,6 +1380,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "ERROR:torch._inductor.select_algorithm:Exception No valid triton configs. OutOfMemoryError: out of"
             " resource: triton_mm Required: 294912 Hardware limit:232448 Reducing block sizes or `num_stages` may help."
             " for benchmark choice TritonTemplateCaller(/tmp/torchinductor_x/2q/c2q5.py, BLOCK_K=128, num_warps=4)",
+            "Runtime error during autotuning: \nOutOfMemoryError: out of resource: triton_mm Required: 131072 Hardware"
+            " limit:101376 Reducing block sizes or `num_stages` may help.. \nIgnoring this choice.",
         ),
     ),
     Signature(
@@ -1333,16 +1394,24 @@ SIGNATURES: tuple[Signature, ...] = (
         # program's)
         pattern=rx(
             r"(?:802|CUDA|cuda|gpu|error code )[^\n]{0,200}?(?P<error>system not yet initialized)"
+            # gpud's fabric check on an NVSwitch system ("checked fabric state; fabric manager found but not active")
+            r"|(?P<agent>fabric manager found but not active)"
             r"|(?P<code>cudaErrorSystemNotReady"
             r"|CUDA_ERROR_SYSTEM_NOT_READY)"
         ),
         summary="the node's NVLink fabric is not up (CUDA error 802: system not yet initialized)",
-        phrases=("system not yet initialized", "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY"),
+        phrases=(
+            "system not yet initialized",
+            "cudaErrorSystemNotReady",
+            "CUDA_ERROR_SYSTEM_NOT_READY",
+            "fabric manager found but not active",
+        ),
         fixed={"counter": "fabric not ready"},
         examples=(
             "RuntimeError: cuda runtime error (802) : system not yet initialized at"
             " /opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50",
             'CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"',
+            '"reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active",',
         ),
         near_misses=("the metrics system is not yet ready, retrying",),
     ),
@@ -1470,7 +1539,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Batch \d{1,12}: Invalid loss, terminating training"
             # the DETR family's training loop (DETR, Deformable DETR, DINO, RT-DETR, DEIM engine.py: "Loss is {},
             # stopping training", then sys.exit(1))
-            r"|^Loss is (?:nan|inf|-inf), stopping training"
+            r"|(?:^|[\]>]:\s?)Loss is (?:nan|inf|-inf), stopping training"
         ),
         summary="the loss or gradients went non-finite: {line}",
         # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
@@ -1490,6 +1559,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "ERROR:tensorflow:Model diverged with loss = NaN.",
             "Batch 6: Invalid loss, terminating training",
             "Loss is nan, stopping training",
+            "[rank3]: Loss is nan, stopping training",
         ),
         near_misses=(
             "Unexpected result 0.0 on rank 3 (message='loss check')",
@@ -1530,14 +1600,19 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"Fatal Python error: (?P<message>Segmentation fault|Bus error)|Segmentation fault\s{1,8}\(core dumped\)"
             r"|line \d{1,6}:\s{1,8}\d{1,10} Segmentation fault|Caught signal 11 \(Segmentation fault"
-            r"|Unexpected segmentation fault encountered in worker|^Signal \(11\) received\."
-            r"|(?P<glibc>free\(\): double free detected in tcache \d|double free or corruption \((?:!prev|fasttop|out|top)\)"
-            r"|(?:free|realloc|munmap_chunk)\(\): invalid (?:pointer|size|next size(?: \((?:fast|normal)\))?)"
-            r"|malloc\(\): (?:corrupted top size|memory corruption|unsorted double linked list corrupted"
-            r"|invalid size \(unsorted\))|malloc_consolidate\(\): invalid chunk size|corrupted size vs\. prev_size"
-            r"|corrupted double-linked list|\*\*\* stack smashing detected \*\*\*)"
+            r"|Unexpected segmentation fault encountered in worker|(?:^|[\]>]:\s?)Signal \(11\) received\."
+            # Open MPI's handler (opal backtrace: "[host:pid] *** Process received signal ***", "[host:pid] Signal:
+            # Segmentation fault (11)")
+            r"|\] Signal: (?:Segmentation fault|Illegal instruction|Floating point exception) \((?:11|4|8)\)"
+            # (malloc_printerr's messages name the function and what it found, glibc 2.17-2.40)
+            r"|(?P<glibc>(?:free|malloc|realloc|munmap_chunk|mremap_chunk|malloc_consolidate|tcache_thread_shutdown|_int_free"
+            r"|_int_malloc|_int_realloc)\(\): (?:invalid|corrupted|unaligned|double free|too many|mismatching"
+            r"|(?:small|large|unsorted)bin|memory corruption)[^\n:*]{0,60}"
+            r"|double free or corruption \((?:!prev|fasttop|out|top)\)|corrupted size vs\. prev_size(?: in fastbins)?"
+            r"|corrupted double-linked list(?: \(not small\))?|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*)"
             r"|terminate called after throwing an instance of '(?P<cpp>std::(?:bad_alloc|length_error|out_of_range"
-            r"|invalid_argument|logic_error|bad_function_call|bad_optional_access|bad_variant_access))'"
+            r"|invalid_argument|logic_error|bad_function_call|bad_optional_access|bad_variant_access"
+            r"|bad_array_new_length))'"
         ),
         summary="the process crashed: {exception}",
         phrases=(
@@ -1556,8 +1631,14 @@ SIGNATURES: tuple[Signature, ...] = (
             "corrupted size vs",
             "corrupted double-linked list",
             "stack smashing detected",
+            "buffer overflow detected",
+            "unaligned",
+            "too many chunks",
+            "mismatching",
             "terminate called after throwing",
         ),
+        # judged after the reactions (words.own_crash): a rank crashing as it tears down after an NCCL error
+        fixed={"crash": True},
         extract=lambda m, _t: {
             "exception": m.group("message") or m.group("glibc") or m.group("cpp") or "Segmentation fault"
         },
@@ -1572,13 +1653,18 @@ SIGNATURES: tuple[Signature, ...] = (
             "free(): double free detected in tcache 2",
             "*** Error in `python3.5': double free or corruption (!prev): 0x0000000001ff97e0 ***",
             "malloc(): corrupted top size",
+            "free(): unaligned chunk detected in tcache 2",
             "*** stack smashing detected ***: python terminated",
+            "*** buffer overflow detected ***: terminated",
+            "[1,3]<stderr>:Signal (11) received.",
+            "[k8s-slave03:00956] Signal: Segmentation fault (11)",
             "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc",
         ),
         near_misses=(
             "torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",
             "Fatal Python error: Aborted",
             "Signal (15) received.",
+            "[k8s-slave03:00956] Signal: Terminated (15)",
             "terminate called after throwing an instance of 'c10::DistBackendError'",
         ),
     ),
@@ -1696,7 +1782,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s"
             r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,6} error=(?P<thc_code>\d{1,4}) : (?P<thc_error>[^\n]{0,200}?[^\s])"
             r"[ \t]*$"
-            r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})"
+            r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})(?:: (?P<driver_detail>[^\n]{1,200}))?"
             # cuDNN and cuBLAS status codes other than an allocation (cuda-oom's): "CUDNN_STATUS_EXECUTION_FAILED"
             r"|(?P<lib_status>CU(?:DNN|BLAS)_STATUS_(?!ALLOC_FAILED|SUCCESS)[A-Z_]{3,40})"
             # nccl-tests: "Test CUDA failure %s:%d '%s'"

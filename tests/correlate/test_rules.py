@@ -243,6 +243,44 @@ def test_a_mount_that_failed_before_the_kubelets_last_start_event_is_no_cause():
     assert cause(started_again=True) == "unknown"
 
 
+def test_a_sandbox_the_kubelet_cannot_make_again_after_a_reboot_is_not_the_cause():
+    """The node rebooted under a running pod; making its sandbox again then fails on the CNI (a leaked address
+    pool): the reboot ended the pod."""
+    info = pod(P, N, containers=(ContainerInfo("main", started=at(0, 20)),))
+    pool = "failed to allocate for range 0: no IP addresses available in range set: 10.42.0.1-10.42.0.254"
+    events = [
+        ev(Kind.POD_SCHEDULED, at(0), P, N),
+        ev(Kind.CONTAINER_STARTED, at(0, 20), P, N),
+        ev(Kind.NODE_REBOOTED, at(60), node=N),
+        exited(P, N, at(60, 5), 137),
+        ev(Kind.CONFIG_ERROR, at(60, 45), P, N, reason="FailedCreatePodSandBox", message=pool),
+    ]
+    assert verdict(run([info], events), P).cause == "node-failure"
+
+
+def test_an_init_containers_start_does_not_settle_the_main_containers_config_error():
+    info = pod(
+        P,
+        N,
+        containers=(ContainerInfo("fetch", started=at(0, 5), init=True), ContainerInfo("main", state="waiting")),
+    )
+    events = [
+        ev(Kind.CONFIG_ERROR, at(0, 1), P, N, reason="CreateContainerConfigError", message='secret "hf" not found'),
+        ev(Kind.CONTAINER_STARTED, at(0, 5), P, N, container="fetch", init=True),
+        ev(Kind.POD_PHASE, at(30), P, N, phase="Failed"),
+    ]
+    assert verdict(run([info], events), P).cause == "config-error"
+
+
+def test_a_rank_that_crashes_as_it_tears_down_after_an_nccl_error_died_of_the_nccl_error():
+    crash = dict(source="logs", exception="double free or corruption (out)", crash=True, signature="segfault")
+    nccl = ev(Kind.NCCL_ERROR, at(60), P, N, source="logs", remote=True)
+    v = single(nccl, ev(Kind.APP_EXCEPTION, at(60, 2), P, N, **crash), exited(P, N, at(60, 5), 134))
+    assert v.cause == "nccl-error"
+    alone = single(ev(Kind.APP_EXCEPTION, at(60, 2), P, N, **crash), exited(P, N, at(60, 5), 134))
+    assert alone.cause == "application-error"
+
+
 def maintenance_chain(notice_minute: float = 61):
     return [
         ev(

@@ -187,14 +187,27 @@ def since_last_start(case: Case, rule: Rule) -> Finding | None:
     or after its last container start (a restart that could not happen). A pull or a mount that failed and was
     retried before the pod ran is no cause of a death hours later."""
     hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)
-    starts = [c.started for c in case.fate.pod.containers if c.started is not None and not c.init]
-    # ... or after the kubelet's last "Started" Event of the pod (its status may hold an earlier start): every
-    # volume is mounted and every image pulled before a container of the pod starts
-    starts += [case.event(i).at for i in case.find(_STARTED, POD, rule.before, rule.after)]
+    pod = case.fate.pod
+    starts = [c.started for c in pod.containers if c.started is not None and not c.init]
+    # ... or after the kubelet's last "Started" Event of one of its containers (the status may hold an earlier
+    # start): its volumes were mounted and its image pulled (an init container's start says nothing of the others)
+    inits = {c.name for c in pod.containers if c.init}
+    starts += [
+        e.at
+        for e in map(case.event, case.find(_STARTED, POD, rule.before, rule.after))
+        if not e.attrs.get("init") and e.subject.container not in inits
+    ]
     if starts:
         last = max(starts)
-        # a scheduling failure (a missing claim) is over once the pod was placed: never the cause of a pod that ran
-        hits = tuple(i for i in hits if case.event(i).at >= last and not _scheduling(case.event(i)))
+        # a scheduling failure (a missing claim) is over once the pod was placed: never the cause of a pod that ran;
+        # nor a sandbox the kubelet could not make again after the pod's end (its node rebooted, its network gone)
+        hits = tuple(
+            i
+            for i in hits
+            if case.event(i).at >= last
+            and not _scheduling(case.event(i))
+            and not (_sandbox(case.event(i)) and case.event(i).at > case.fate.ended)
+        )
     # ... and over once the scheduler gave a later reason (a claim still binding while dynamic provisioning ran, then
     # an hour of "Insufficient nvidia.com/gpu", is no missing volume)
     later = [case.event(i).at for i in case.fate.events if case.event(i).kind == Kind.FAILED_SCHEDULING]
@@ -204,6 +217,10 @@ def since_last_start(case: Case, rule: Rule) -> Finding | None:
 
 def _scheduling(event: TimelineEvent) -> bool:
     return str(event.attrs.get("reason") or "").lower() == "failedscheduling"
+
+
+def _sandbox(event: TimelineEvent) -> bool:
+    return str(event.attrs.get("reason") or "").lower() == "failedcreatepodsandbox"
 
 
 def kernel_oom(case: Case, rule: Rule) -> Finding | None:
@@ -308,12 +325,24 @@ def stopped_without_fault(case: Case, rule: Rule) -> Finding | None:
     SIGTERM the pod printed says it was told to stop, not who told it: a deletion only when a source saw the pod
     deleted."""
     hits = case.find(STOPS, POD, BURST, SKEW, _not_a_fault_reason) + case.find(DRAINS, HOST, BURST, SKEW)
+    # the kubelet stopping the containers of a sandbox that changed under them ("Pod sandbox changed, it will be
+    # killed and re-created": the runtime lost it) is no one's decision
+    changed = [case.event(i).at for i in case.find(_EVENTS, POD, BURST, SKEW, words.sandbox_changed)]
+    hits = tuple(
+        i
+        for i in hits
+        if case.event(i).kind != Kind.KILLING or not any(abs(case.event(i).at - at) <= _SANDBOX_NEAR for at in changed)
+    )
     if not hits:
         return None
     if case.fate.pod.deleted is None and all(case.event(i).kind == Kind.SIGTERM_RECEIVED for i in hits):
         return None
     terminal = case.find(TERMINAL, POD, BURST, SKEW)
     return found(case, rule, hits, terminal)
+
+
+_EVENTS = frozenset({Kind.KUBE_EVENT})
+_SANDBOX_NEAR = timedelta(minutes=1)
 
 
 def _not_a_fault_reason(event: TimelineEvent) -> bool:

@@ -121,6 +121,9 @@ RULES: tuple[Rule, ...] = (
          where=words.own_rank_failed, before_stop=True),
     Rule("teardown", "peer-failure", 0.75, say.TEARDOWN, _kinds(Kind.LAUNCHER_TEARDOWN), before=MINUTES_15,
          check=checks.teardown_by_launcher),
+    # the process crashing, when no reaction above came before it
+    Rule("own-crash", "application-error", 0.8, say.TRACEBACK, _kinds(Kind.APP_EXCEPTION), before=MINUTES_15,
+         where=words.own_crash, before_stop=True),
     # --- endings seen only from the node or the Job, when nothing on the pod itself says more ---
     Rule("node-pressure", "node-pressure-eviction", 0.6, say.PRESSURE, _kinds(Kind.NODE_PRESSURE), on=NODE,
          before=MINUTES_15, since_start=True),

@@ -5,6 +5,8 @@ The Xid families come from the one catalog, whathappened.xids (after NVIDIA's Xi
 
 from __future__ import annotations
 
+import re
+
 from whathappened.correlate.evidence import text_of, xid_of
 from whathappened.correlate.fates import from_log
 from whathappened.kinds import Kind
@@ -60,7 +62,7 @@ REACTION_EXCEPTION_WORDS = (
     "is killed by signal: bus error",
     # PaddlePaddle's summary of a SIGABRT ("FatalError: A serious error (Process abort signal) is detected by the
     # operating system"), like "Fatal Python error: Aborted": what aborted is said before it, or elsewhere
-    "(process abort signal)",
+    "process abort signal",
     # summaries of a failure elsewhere: a coordination barrier other tasks missed (JAX), Ray Train's run summary
     # ("Please inspect the previous error messages for a cause"), TensorFlow's generic wrapper of a GPU fault
     "barrier timed out",
@@ -227,10 +229,15 @@ def admission_lost_gpu(event: TimelineEvent) -> bool:
     return admission_rejected(event) and lost_gpu_text(event)
 
 
+# a GPU's extended resource: nvidia.com/gpu and its MIG and shared names, amd.com/gpu, gpu.intel.com/i915, any *gpu*
+_GPU_RESOURCE = re.compile(r"unhealthy devices (?:nvidia\.com/|amd\.com/|gpu\.intel\.com/|[\w.-]{0,60}gpu)")
+
+
 def admission_unhealthy_gpu(event: TimelineEvent) -> bool:
     """... because the device plugin marked the node's GPUs unhealthy (the kubelet's device manager: "no healthy
-    devices present; cannot allocate unhealthy devices nvidia.com/gpu"): a GPU fault on that node."""
-    return admission_rejected(event) and "unhealthy devices" in text_of(event)
+    devices present; cannot allocate unhealthy devices nvidia.com/gpu"): a GPU fault on that node (another
+    device's, a USB stick's, says nothing of the GPUs)."""
+    return admission_rejected(event) and _GPU_RESOURCE.search(text_of(event)) is not None
 
 
 def preemption(event: TimelineEvent) -> bool:
@@ -309,6 +316,8 @@ def own_exception(event: TimelineEvent) -> bool:
         return True
     if attrs.get("signature") == "python-traceback" and not attrs.get("exception") and not attrs.get("file"):
         return False
+    if attrs.get("crash"):
+        return False  # the process crashing (a segfault, glibc's abort): own_crash, after the reactions' rules
     text = text_of(event)
     return not any(w in text for w in REACTION_EXCEPTION_WORDS)
 
@@ -316,6 +325,18 @@ def own_exception(event: TimelineEvent) -> bool:
 # cudaErrorUnknown in both spellings, and the driver shutting down with the process (CUDA_ERROR_DEINITIALIZED,
 # "driver shutting down"): no cause
 _UNNAMED_CUDA = ("unknown error", "cuda_error_unknown", "cuda_error_deinitialized", "driver shutting down")
+
+
+def sandbox_changed(event: TimelineEvent) -> bool:
+    return _reason(event) == "sandboxchanged"
+
+
+def own_crash(event: TimelineEvent) -> bool:
+    """The process crashing by itself (a segfault, glibc aborting on a corrupted heap, an uncaught std::
+    exception): the pod's own failure when no reaction came before it. A rank that crashes as it tears down after
+    an NCCL error or a launcher's SIGTERM (a double free in a destructor, an abort in the NCCL watchdog) crashed
+    because of that: those rules come first."""
+    return bool(event.attrs.get("crash"))
 
 
 def cuda_error_named(event: TimelineEvent) -> bool:

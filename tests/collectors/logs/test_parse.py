@@ -215,3 +215,9 @@ def test_the_net_plugins_warnings_as_it_fails_to_start_are_its_fallback() -> Non
     assert Kind.NCCL_ERROR not in _node_kinds(_container(0, f"{endpoint}\n{fallback}"))
     assert Kind.NCCL_ERROR in _node_kinds(_container(0, endpoint))  # alone: an NCCL error like any other
     assert Kind.NCCL_ERROR in _node_kinds(_container(0, endpoint), _container(30, fallback))  # another moment
+    other_process = fallback.replace(":82:2548", ":83:2549")
+    assert Kind.NCCL_ERROR in _node_kinds(_container(0, endpoint), _container(0.001, other_process))
+    # NCCL's own fallbacks mid-run settle nothing: a peer's connection closed stays an error
+    closed = "gpu-3:311:402 [0] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer 10.0.0.7<41033>"
+    magic = "gpu-3:311:999 [0] misc/socket.cc:483 NCCL WARN socketFinalizeAccept: wrong magic 7 != 3"
+    assert Kind.NCCL_ERROR in _node_kinds(_container(0, closed), _container(0.5, magic))
