@@ -51,13 +51,8 @@ NODE_REASONS = frozenset(
         "VMEventScheduled",
         "SystemOOM",
         "KernelPanic",
-        # AKS node auto-repair
-        "NodeRebootStart",
-        "NodeRebootEnd",
-        "NodeRedeployStart",
-        "NodeRedeployEnd",
-        "NodeReimageStart",
-        "NodeReimageEnd",
+        # AKS node auto-repair (its reboot, redeploy and reimage actions, each a start and an end)
+        *(f"Node{action}{phase}" for action in ("Reboot", "Redeploy", "Reimage") for phase in ("Start", "End")),
     }
 )
 # NVSentinel's health watches are node conditions ("GpuXidWatchIsNotHealthy", "GpuAllWatchIsNotHealthy", ...)

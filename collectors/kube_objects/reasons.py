@@ -63,6 +63,12 @@ def _aws(kind: Kind = Kind.MAINTENANCE_NOTICE) -> Reason:
     return Reason(kind, provider="aws", notice=True)
 
 
+# AKS node auto-repair's Events about the node, each action's start and end
+AKS_AUTO_REPAIR = tuple(
+    f"Node{action}{phase}" for action in ("Reboot", "Redeploy", "Reimage") for phase in ("Start", "End")
+)
+
+
 REASONS: dict[str, Reason] = {
     # --- scheduling ---
     "Scheduled": Reason(Kind.POD_SCHEDULED),
@@ -217,18 +223,9 @@ REASONS: dict[str, Reason] = {
     "NodeSchedulable": Reason(Kind.NODE_UNCORDONED),
     "Rebooted": Reason(Kind.NODE_REBOOTED),
     # AKS node auto-repair, which acts only on a node NotReady for more than five minutes (no notice before it):
-    # "Node auto-repair is initiating a reboot action due to NotReady status persisting ...", and its end
-    **dict.fromkeys(
-        (
-            "NodeRebootStart",
-            "NodeRebootEnd",
-            "NodeRedeployStart",
-            "NodeRedeployEnd",
-            "NodeReimageStart",
-            "NodeReimageEnd",
-        ),
-        Reason(Kind.NODE_REBOOTED),
-    ),
+    # NodeRebootStart "Node auto-repair is initiating a reboot action due to NotReady status persisting ...",
+    # NodeRebootEnd, and the same for its redeploy and reimage actions
+    **dict.fromkeys(AKS_AUTO_REPAIR, Reason(Kind.NODE_REBOOTED)),
     "EvictionThresholdMet": Reason(Kind.NODE_PRESSURE),
     "NodeHasInsufficientMemory": Reason(Kind.NODE_PRESSURE),
     "NodeHasDiskPressure": Reason(Kind.NODE_PRESSURE),
