@@ -119,6 +119,14 @@ REASONS: dict[str, Reason] = {
             # (memory limit too low?)"): the limit, as an OOM kill of the program would be
             (r"container init was OOM-killed", Kind.OOM_KILLED),
             (r"failed to reserve container name|context deadline exceeded", Kind.KUBE_EVENT),
+            # the runtime's own races the kubelet retries through (runc unable to freeze the cgroup, a sandbox task
+            # or its namespaces gone, runc 1.1's init pipe broken, CRI-O's "kubelet may be retrying requests that are timing out ...
+            # name is reserved"): no fault of the pod's spec
+            (
+                r"unable to freeze|no running task found|running lstat on namespace path|write init-p: broken pipe"
+                r"|kubelet may be retrying requests that are timing out",
+                Kind.KUBE_EVENT,
+            ),
         ),
     ),
     # the kubelet before 1.6 reported every failed sync under one reason, the step's own reason in the message
@@ -152,7 +160,9 @@ REASONS: dict[str, Reason] = {
     # the pod's claim (its template missing): like a volume that cannot be mounted, the pod cannot start
     "FailedPrepareDynamicResources": Reason(Kind.CONFIG_ERROR),
     "FailedResourceClaimCreation": Reason(Kind.CONFIG_ERROR),
-    "FailedCreatePodContainer": Reason(Kind.CONFIG_ERROR),
+    # "unable to ensure pod container exists: ...": the pod's cgroup the kubelet could not make (its QoS slice
+    # missing a moment, systemd busy): the node's, retried
+    "FailedCreatePodContainer": Reason(Kind.KUBE_EVENT),
     # a sandbox the node's runtime cannot make for the pod's RuntimeClass (containerd: 'no runtime for "nvidia" is
     # configured', dockershim and CRI-O: 'RuntimeHandler "nvidia" not supported', the NVIDIA runtime's binary
     # missing where containerd's config points) is the pod's set-up against its node, and so is a network its
@@ -168,6 +178,7 @@ REASONS: dict[str, Reason] = {
                 r'no runtime for "[^"]*" is configured|RuntimeHandler "?[\w.-]+"? not supported'
                 # the runtime the node's containerd config names is not installed on it (fork/exec of the binary)
                 r"|fork/exec \S{0,200}nvidia-container-runtime\S{0,40}: no such file or directory"
+                r'|exec: "[\w.-]{0,60}runc": executable file not found in \$PATH'
                 r'|failed to find plugin "[^"]{1,100}" in path'
                 r"|no IP addresses available in range set|Could not allocate IP in range|\brange is full\b"
                 r"|SRI-?OV[ -]CNI failed to (?:configure VF|load netconf)",

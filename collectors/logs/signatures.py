@@ -511,10 +511,20 @@ SIGNATURES: tuple[Signature, ...] = (
         # Workers crashed due to other reasons at node ...")
         pattern=rx(
             r"(?:Task|Actor) was killed due to the node running low on memory"
+            # before 2.2 the monitor failed the task itself ("RayOutOfMemoryError: More than 95% of the memory on
+            # node %s is used"); the worker-killing policy's detail, seen without its header ("Ray killed this worker
+            # (ID: %s) because it was the most recently scheduled task")
+            r"|RayOutOfMemoryError: More than \d{1,3}% of the memory on node"
+            r"|Ray killed this worker \(ID: [0-9a-f]{8,64}\) because it was the most recently scheduled task"
             r"|\b[1-9]\d{0,5} Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"
         ),
         summary="Ray: the memory monitor killed a worker (the node ran low on memory)",
-        phrases=("killed due to the node running low on memory", "killed due to memory pressure"),
+        phrases=(
+            "killed due to the node running low on memory",
+            "killed due to memory pressure",
+            "of the memory on node",
+            "Ray killed this worker",
+        ),
         examples=(
             "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\nMemory on the"
             " node (IP: 172.31.69.247) where the task was running was 54.86GB / 57.60GB (0.952354), which exceeds"
@@ -650,7 +660,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
             r"(?P<message>Duplicate GPU detected : rank \d{1,6} and rank \d{1,6} both on CUDA device \w{1,16}"
-            r"|NCCL operation \w{1,40}\([^\n]{0,300}?\) failed: invalid usage"
+            r"|NCCL operation \w{1,40}\([^\n]{0,300}?\) failed: invalid (?:usage|argument)"
             # PyTorch 1.x's c10d ("NCCL error in: %s:%d, invalid usage, NCCL version %s", ncclInvalidUsage's note)
             r"|NCCL error in: \S{1,300}, invalid usage|ncclInvalidUsage: This usually reflects invalid usage"
             # an argument NCCL refuses (ncclInvalidArgument: "Invalid value for an argument.", its "Last error:" such
@@ -661,6 +671,7 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=(
             "Duplicate GPU detected",
             "failed: invalid usage",
+            "failed: invalid argument",
             "invalid usage, NCCL version",
             "ncclInvalidUsage",
             "ncclInvalidArgument",
@@ -1421,13 +1432,20 @@ SIGNATURES: tuple[Signature, ...] = (
         # smaller one; a real OOM ends in ResourceExhaustedError
         name="tf-allocator-retry",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"failed to allocate [\d.]{1,10}[KMGT]? \(\d{1,15} bytes\) from device: CUDA_ERROR_OUT_OF_MEMORY"),
+        # (and pinned host memory, which it retries smaller: "failed to alloc %d bytes on host: CUDA_ERROR_...",
+        # "could not allocate pinned host memory of size: %d")
+        pattern=rx(
+            r"failed to allocate [\d.]{1,10}[KMGT]? \(\d{1,15} bytes\) from device: CUDA_ERROR_OUT_OF_MEMORY"
+            r"|failed to alloc \d{1,15} bytes on host: CUDA_ERROR_[A-Z_]{2,40}|could not allocate pinned host memory"
+        ),
         summary="TensorFlow's allocator retried a smaller block: {line}",
-        phrases=("from device: CUDA_ERROR_OUT_OF_MEMORY",),
+        phrases=("from device: CUDA_ERROR_OUT_OF_MEMORY", "bytes on host", "could not allocate pinned host memory"),
         extract=whole,
         examples=(
             "I tensorflow/stream_executor/cuda/cuda_driver.cc:801] failed to allocate 7.81G (8387559424 bytes) from"
             " device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            "E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 34359738368 bytes on host:"
+            " CUDA_ERROR_OUT_OF_MEMORY: out of memory",
         ),
         near_misses=("CUDA_ERROR_OUT_OF_MEMORY: out of memory",),
     ),
@@ -1610,6 +1628,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|(?:small|large|unsorted)bin|memory corruption)[^\n:*]{0,60}"
             r"|double free or corruption \((?:!prev|fasttop|out|top)\)|corrupted size vs\. prev_size(?: in fastbins)?"
             r"|corrupted double-linked list(?: \(not small\))?|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*)"
+            # glibc's assert ("%s%s%s:%u: %s%sAssertion `%s' failed."): the program's own check, then abort
+            r"|^[\w.+-]{1,64}: \S{1,300}:\d{1,6}: [^\n]{1,400}?: Assertion [`'](?P<assertion>[^\n]{1,300})' failed\.$"
             r"|terminate called after throwing an instance of '(?P<cpp>std::(?:bad_alloc|length_error|out_of_range"
             r"|invalid_argument|logic_error|bad_function_call|bad_optional_access|bad_variant_access"
             r"|bad_array_new_length))'"
@@ -1636,11 +1656,16 @@ SIGNATURES: tuple[Signature, ...] = (
             "too many chunks",
             "mismatching",
             "terminate called after throwing",
+            "Assertion",
         ),
         # judged after the reactions (words.own_crash): a rank crashing as it tears down after an NCCL error
         fixed={"crash": True},
         extract=lambda m, _t: {
-            "exception": m.group("message") or m.group("glibc") or m.group("cpp") or "Segmentation fault"
+            "exception": m.group("message")
+            or m.group("glibc")
+            or m.group("cpp")
+            or (m.group("assertion") and "assertion failed")
+            or "Segmentation fault"
         },
         examples=(
             "Fatal Python error: Segmentation fault",
@@ -1659,6 +1684,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "[1,3]<stderr>:Signal (11) received.",
             "[k8s-slave03:00956] Signal: Segmentation fault (11)",
             "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc",
+            "python3: /opt/DeepEP/csrc/hybrid_ep/extension/permute.cu:412: void permute_launcher(PermuteArgs) [with"
+            " DType = short unsigned int]: Assertion 'args.output_tokens_ptr != nullptr' failed.",
         ),
         near_misses=(
             "torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",
@@ -1711,7 +1738,15 @@ SIGNATURES: tuple[Signature, ...] = (
             # [ERROR] CUDA runtime error: out of memory", torch's "CUDA driver error: out of memory")
             r"|CUDA (?:runtime|driver) error: out of memory"
             # TensorFlow failing to allocate the destination of a host-to-GPU copy; XLA's allocator by PjRt
-            r"|Dst tensor is not initialized|Resource exhausted: Failed to allocate request for"
+            r"|Dst tensor is not initialized"
+            # (not the conv autotuner's scratch request, which it skips: "cudnn_conv_algorithm_picker.cc:N]
+            # Resource exhausted: Failed to allocate request for ...")
+            r"|(?<!algorithm_picker)(?<!picker\.cc:\d{3}\] )(?:Resource exhausted|RESOURCE_EXHAUSTED): Failed to allocate"
+            r" request for"
+            # XLA's BFC allocator failing a request (tsl bfc_allocator.cc "Allocator (%s) ran out of memory trying to
+            # allocate %s (rounded to %d)requested by op %s"; TF's retry says "The caller indicates that this is not
+            # a failure" instead)
+            r"|ran out of memory trying to allocate [\d.]{1,10}[KMGT]?i?B \(rounded to \d{1,15}\)\s?requested by op"
             # MXNet's pooled storage ("cudaMalloc failed: out of memory"), glog's CHECK on cudaSuccess in Caffe and
             # others ("Check failed: error == cudaSuccess (2 vs. 0)  out of memory")
             r"|cudaMalloc failed: out of memory|\(2 vs\. 0\)\s{1,4}out of memory"
@@ -2072,10 +2107,13 @@ SIGNATURES: tuple[Signature, ...] = (
         # exception it quotes is the program's)
         pattern=rx(
             r"\b(?:ActorDiedError|RayActorError)\b(?!: The actor died because of an error raised in its creation task)"
+            # an object's owner (the worker that made it) exited ("OwnerDiedError: Failed to retrieve object ...
+            # The object's owner has exited")
+            r"|\bOwnerDiedError\b"
             r"|The actor died unexpectedly before finishing this task"
         ),
         summary="Ray: an actor this process depended on died",
-        phrases=("ActorDiedError", "RayActorError", "The actor died unexpectedly"),
+        phrases=("ActorDiedError", "RayActorError", "The actor died unexpectedly", "OwnerDiedError"),
         examples=(
             "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
             "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=1042684, ip=10.0.3.7)",
@@ -2094,11 +2132,12 @@ SIGNATURES: tuple[Signature, ...] = (
         name="ray-worker-lost",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
-            r"\bWorker \d{1,6} has failed\.|has been marked dead because the detector has missed too many heartbeats"
+            r"\bWorker \d{1,6} has failed\.|has been marked dead because the (?:detector|monitor) has missed too many"
+            r" heartbeats"
             r"|Task failed because the node it was running on is dead or unavailable"
         ),
         summary="Ray: a worker or its node was lost",
-        phrases=("has failed", "marked dead because the detector", "node it was running on is dead"),
+        phrases=("has failed", "marked dead because the", "node it was running on is dead"),
         examples=(
             "(TorchTrainer pid=89392) Worker 0 has failed.",
             "WARNING worker.py:1462 -- The node with node id: 8f205b12 and ip: 10.128.0.103 has been marked dead"
@@ -2125,6 +2164,82 @@ SIGNATURES: tuple[Signature, ...] = (
             "ERROR:composer.cli.launcher:Global rank 0 (PID 208865) exited with code -11",
         ),
         near_misses=("Rank 0 exited with exit code 0.",),
+    ),
+    Signature(
+        # vLLM's multiprocess executor watching its tensor-parallel workers ("Worker %s pid %d died, exit code: %d"):
+        # the worker's own end when its code is its own (an error exit, a crash's signal); a SIGTERM or SIGKILL (-15,
+        # -9) is the engine shutting its workers down for a reason said elsewhere
+        name="vllm-worker-died",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"Worker (?P<worker>\w{1,60}) pid \d{1,10} died, exit code: (?P<exit_code>-(?:4|8|11)|[1-9]\d{0,2})\b"
+        ),
+        summary="vLLM: worker {worker} died with exit code {exit_code}",
+        phrases=("died, exit code",),
+        convert={"exit_code": int},
+        examples=(
+            "ERROR 07-26 14:50:35 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 214281 died, exit code: -11",
+        ),
+        near_misses=(
+            "Worker VllmWorkerProcess pid 214281 started",
+            "ERROR 07-28 23:29:37 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 87 died, exit code: -15",
+        ),
+    ),
+    Signature(
+        # Ray relaying a task's exception by its class ("ray.exceptions.RayTaskError(KeyError): ray::f() (pid=...)"):
+        # one of Python's own errors in the task is the program's; a RuntimeError (CUDA, NCCL) or an
+        # OutOfMemoryError (torch's or Ray's memory monitor) says nothing alone. A wrapper: what the task printed
+        # decides first.
+        name="ray-task-error",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"RayTaskError\((?P<inner>KeyError|ValueError|TypeError|IndexError|AttributeError|NameError|ImportError"
+            r"|ModuleNotFoundError|AssertionError|FileNotFoundError|ZeroDivisionError|NotImplementedError"
+            r"|UnboundLocalError|JSONDecodeError)\): ray::"
+        ),
+        summary="Ray: a task raised {inner}",
+        phrases=("RayTaskError",),
+        extract=lambda m, _t: {"exception": m.group("inner")},
+        fixed={"wrapper": True},
+        examples=("ray.exceptions.RayTaskError(ImportError): ray::skyrl_entrypoint() (pid=841440, ip=10.190.168.34)",),
+        near_misses=("ray.exceptions.RayTaskError(RuntimeError): ray::WorkerDict.fit() (pid=5190, ip=10.0.0.3)",),
+    ),
+    Signature(
+        # a launcher or CLI logging that its child command failed by its exit status (subprocess's "Command '[...]'
+        # returned non-zero exit status %d.", axolotl's "Failed to train/fine-tune config ...: Command ..."):
+        # the child's own error, which what it printed decides first (a wrapper)
+        name="child-command-failed",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"Command '\[[^\n]{1,4000}?\]' returned non-zero exit status (?P<exit_code>\d{1,3})\."),
+        summary="a child command failed with exit status {exit_code}",
+        phrases=("returned non-zero exit status",),
+        convert={"exit_code": int},
+        fixed={"wrapper": True, "exception": "child command failed"},
+        examples=(
+            "[ERROR] [axolotl.cli.main.train:184] Failed to train/fine-tune config 'x.yml': Command '['accelerate',"
+            " 'launch', '-m', 'axolotl.cli.train', 'x.yml']' returned non-zero exit status 1.",
+        ),
+        near_misses=("Command '['nvidia-smi']' returned zero exit status",),
+    ),
+    Signature(
+        # the image's libraries at odds with what the framework was built for: XLA's cuDNN check ("Loaded runtime
+        # CuDNN library: %s but source was compiled with: %s"), no PTX compiler in the image ("No PTX compilation
+        # provider is available"): the program's environment, as the project reads other libraries of the image
+        name="image-library-mismatch",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>Loaded runtime CuDNN library: [\d.]{1,20} but source was compiled with: [\d.]{1,20}"
+            r"|No PTX compilation provider is available)"
+        ),
+        summary="the image's libraries do not fit the framework: {message}",
+        phrases=("Loaded runtime CuDNN library", "No PTX compilation provider"),
+        fixed={"exception": "library mismatch"},
+        examples=(
+            "E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled"
+            " with: 9.13.1.  CuDNN library needs to have matching major version and equal or higher minor version.",
+            "No PTX compilation provider is available. Neither ptxas/nvlink nor nvjtlink is available.",
+        ),
+        near_misses=("Loaded cuDNN version 90100",),
     ),
     Signature(
         # TensorFlow's ring collectives aborting on a transport failure (ring_reducer.cc / ring_gatherer.cc
@@ -2412,11 +2527,23 @@ SIGNATURES: tuple[Signature, ...] = (
         # the node goes down with it
         name="apei-fatal-hardware-error",
         kind=Kind.NODE_REBOOTED,
-        pattern=rx(r"\[Hardware Error\]: event severity: fatal"),
+        # (and the kernel's own fatal machine check, which always panics though the panic line may not reach the
+        # log store: "mce: [Hardware Error]: Machine check: Processor context corrupt"; AMD's reason, printed at the
+        # next boot, for the last reset: "x86/amd: Previous system reset reason [0x%08x]: an uncorrected error
+        # caused a data fabric sync flood event")
+        pattern=rx(
+            r"\[Hardware Error\]: (?:event severity: fatal|Machine check: Processor context corrupt)"
+            r"|Previous system reset reason \[0x[0-9a-f]{8}\]: an uncorrected error"
+        ),
         summary="the node's hardware reported a fatal error (APEI)",
-        phrases=("event severity: fatal",),
+        phrases=("event severity: fatal", "Processor context corrupt", "Previous system reset reason"),
         fixed={"reason": "fatal hardware error"},
-        examples=("{1}[Hardware Error]: event severity: fatal",),
+        examples=(
+            "{1}[Hardware Error]: event severity: fatal",
+            "mce: [Hardware Error]: Machine check: Processor context corrupt",
+            "x86/amd: Previous system reset reason [0x08000800]: an uncorrected error caused a data fabric sync flood"
+            " event",
+        ),
         near_misses=("{1}[Hardware Error]: event severity: corrected",),
     ),
     Signature(

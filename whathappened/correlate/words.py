@@ -66,6 +66,15 @@ REACTION_EXCEPTION_WORDS = (
     # summaries of a failure elsewhere: a coordination barrier other tasks missed (JAX), Ray Train's run summary
     # ("Please inspect the previous error messages for a cause"), TensorFlow's generic wrapper of a GPU fault
     "barrier timed out",
+    # Ray's and vLLM's relays of a failure elsewhere: Tune's summary of failed trials, an object lost with its node
+    # or evicted, Ray's own RPCs to the head failing, a logged error of a worker nobody waited on, the engine's core
+    # process dead for whatever killed it; XLA naming a stream an earlier error broke
+    "trials did not complete",
+    "unreconstructableerror",
+    "raysystemerror",
+    "possible unhandled error from worker",
+    "enginedeaderror",
+    "was already in an error state",
     "trainingfailederror",
     "gpu sync failed",
     "cuda error",
@@ -119,9 +128,10 @@ OWN_RANK_SIGNATURES = frozenset(
         "deepspeed-return-code",
         "lightning-child-failed",
         "composer-rank-crashed",
+        "vllm-worker-died",
     }
 )
-_CRASH_EXITS = frozenset({-11, 139})
+_CRASH_EXITS = frozenset({-4, -8, -11, 132, 136, 139})  # SIGILL, SIGFPE, SIGSEGV as a signal or 128 + it
 _ABORT_EXITS = frozenset({-6, 134})
 # the signals a program's own fault raises (SIGILL, SIGFPE, SIGSEGV), as mpirun reports a rank ended by one
 _CRASH_SIGNALS = frozenset({4, 8, 11})
