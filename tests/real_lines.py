@@ -84,9 +84,10 @@ NEVER_RAN_REASONS = frozenset(
 # kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message; get's object column
 # ("node/ip-10-1-2-3"); custom columns (first and last seen, count, source) before the type, the message right after
 # the reason
+# (get's object column read first: describe's age-and-source columns would also take "node/x    message" apart)
 _ROW = re.compile(
-    r"^\s*(?:\S+\s+){0,5}?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|"
-    r"(?P<object>pod|node|nodeclaim|job)/\S+\s+|)(?P<message>\S[^\n]*)$"
+    r"^\s*(?:\S+\s+){0,5}?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:(?P<object>pod|node|nodeclaim|job)/\S+\s+"
+    r"|\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|)(?P<message>\S[^\n]*)$"
 )
 _FIELD = re.compile(r"""^\s*"?(?P<key>[Mm]essage|[Rr]eason|Exit Code|exitCode|Status)"?\s*:\s*(?P<value>.*?),?\s*$""")
 _BLOCK_SCALAR = re.compile(r"^[>|][-+]?$")  # YAML's folded or literal block: the value is on the lines below

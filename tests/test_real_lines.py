@@ -90,6 +90,7 @@ ONE_OBJECT = {
         "a traceback whose frames (the rendezvous store's) say what its 'Connection reset by peer' is about"
     ),
     "r22d-jax-2019-local-client-replica-oom-wrapped": "one log line the paste's terminal wrapped in two",
+    "r27q-azure-imds-preempt-platform-simulate-eviction-indented": "a pretty-printed IMDS document",
     "trap-q2-tail-jax-distributed-shutdown-deadline-exceeded-in-atexit": (
         "Python's 'Error in atexit._run_exitfuncs:' and the traceback it announces: sent apart, the traceback reads"
         " as the program's"

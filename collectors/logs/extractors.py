@@ -109,12 +109,13 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
 )
 # A traceback's final line: "ExceptionName: message" at the start of a line, or after a log prefix that ends in a
 # closing bracket or a pipe and a blank ("2025-01-11 13:09:40 engine.py:366] ", "[default2]:[rank2]: ", "(pid=42) ",
-# "vllm-1  | "), never after words ("WARNING: retrying after error: ConnectionError: ..." is no final line, the
+# "vllm-1  | ", srun's "3: "), never after words ("WARNING: retrying after error: ConnectionError: ..." is no final line, the
 # program went on); Python's bare "Exception" too.
 FINAL = re.compile(
     r"^(?:[^\n]{0,160}?[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8}"
-    # Open MPI's --tag-output ("[1,0]<stderr>:") and a log's own timestamp ("2022-01-23 02:08:36.029 ")
-    r"|[^\n]{0,80}?\[\d{1,6},\d{1,6}\]<std(?:err|out)>:[ \t]{0,8}"
+    # Open MPI's --tag-output ("[1,0]<stderr>:"), srun's --label ("3: "), and a log's own timestamp ("2022-01-23
+    # 02:08:36.029 ")
+    r"|[^\n]{0,80}?\[\d{1,6},\d{1,6}\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8})?"
     r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b"
     # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden,

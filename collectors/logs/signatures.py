@@ -278,13 +278,18 @@ SIGNATURES: tuple[Signature, ...] = (
         # (a UUID shortened in a paste, "GPU-455e672a-...", still names the Xid)
         # (and the raw NVML event it logs first: "Processing event {Device:{...} EventType:8 EventData:%d ...}", 8
         # being nvmlEventTypeXidCriticalError and the data the Xid)
+        # (the DRA driver's kubelet plugin since 2026: "Processing event XID=%d event", "Sending XID=%d health event
+        # for device %s")
         pattern=rx(
             r"XidCriticalError: Xid=(?P<xid>\d{1,3}) on Device=(?P<uuid>GPU-[0-9a-fA-F-]{4,36}(?:\.{3})?)"
             r"|Processing event \{Device:\{[^}\n]{0,200}\} EventType:8 EventData:(?P<xid2>\d{1,3})\b"
+            r"|(?:Processing event|Sending) XID=(?P<xid3>\d{1,3}) (?:event|health event for device)"
         ),
         summary="Xid {xid} on {uuid} (device plugin marks the GPU unhealthy)",
-        phrases=("XidCriticalError", "EventType:8 EventData"),
-        extract=lambda m, _t: {"xid": int(m.group("xid2"))} if m.group("xid2") else {},
+        phrases=("XidCriticalError", "EventType:8 EventData", "Processing event XID", "health event for device"),
+        extract=lambda m, _t: (
+            {"xid": int(m.group("xid2") or m.group("xid3"))} if m.group("xid2") or m.group("xid3") else {}
+        ),
         convert={"xid": int},
         examples=(
             "2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the"
@@ -421,14 +426,19 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
-        # gpud's Xid component: "XID %d(%s) detected on %s" with the GPU's PCI bus id
+        # gpud's Xid component: "XID %d(%s) detected on %s" with the GPU's PCI bus id (newer: "detected on GPU
+        # PCI:%s UUID:%s")
         name="gpud-xid",
         kind=Kind.GPU_XID,
-        pattern=rx(r"XID (?P<xid>\d{1,3}) ?\((?P<text>[^)\n]{1,160})\) detected on PCI:" + _PCI),
+        pattern=rx(r"XID (?P<xid>\d{1,3}) ?\((?P<text>[^)\n]{1,160})\) detected on (?:GPU )?PCI:" + _PCI),
         summary="Xid {xid} on GPU PCI:{pci}: {text}",
-        phrases=("detected on PCI",),
+        phrases=("detected on PCI", "detected on GPU PCI"),
         convert={"xid": int},
-        examples=("XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00",),
+        examples=(
+            "XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00",
+            '"reason":"XID 48 (Double Bit ECC Error) detected on GPU PCI:0000:6b:00'
+            ' UUID:GPU-c44c6e5f-72cf-8200-97c2-f9b9ebcf2dbb",',
+        ),
         near_misses=("no XID detected on PCI:0000:ae:00",),
     ),
     Signature(
@@ -1558,6 +1568,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # the DETR family's training loop (DETR, Deformable DETR, DINO, RT-DETR, DEIM engine.py: "Loss is {},
             # stopping training", then sys.exit(1))
             r"|(?:^|[\]>]:\s?)Loss is (?:nan|inf|-inf), stopping training"
+            # Lightning's EarlyStopping(check_finite=True): "Monitored metric %s = %s is not finite. Previous best
+            # value was %s. Signaling Trainer to stop."
+            r"|Monitored metric \S{1,120} = (?:nan|inf|-inf) is not finite\."
         ),
         summary="the loss or gradients went non-finite: {line}",
         # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
@@ -1567,6 +1580,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "diverged with loss",
             "Invalid loss, terminating training",
             "stopping training",
+            "is not finite",
         ),
         extract=whole,
         fixed={"exception": "non-finite value"},
@@ -1578,6 +1592,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "Batch 6: Invalid loss, terminating training",
             "Loss is nan, stopping training",
             "[rank3]: Loss is nan, stopping training",
+            "Monitored metric val_rec_loss = nan is not finite. Previous best value was 0.045. Signaling Trainer to"
+            " stop.",
         ),
         near_misses=(
             "Unexpected result 0.0 on rank 3 (message='loss check')",
@@ -2886,7 +2902,10 @@ SIGNATURES: tuple[Signature, ...] = (
             # ending fit on purpose (EarlyStopping's "... Signaling Trainer to stop.", Timer's "Time limit reached.
             # Elapsed time is %s. Signaling Trainer to stop."); Megatron-LM's planned exits (--exit-duration-in-mins,
             # --exit-interval: print_datetime("exiting program after %s minutes" / "at iteration %d"))
-            r"|\[titan\][^\n]{0,80}?INFO - Training completed(?=[ \t]*(?:\n|$))|Signaling Trainer to stop\."
+            # (not EarlyStopping's check_finite: "Monitored metric %s = nan is not finite. ... Signaling Trainer to
+            # stop." is the run's own stop on a non-finite value, nan-guard's)
+            r"|\[titan\][^\n]{0,80}?INFO - Training completed(?=[ \t]*(?:\n|$))"
+            r"|(?<!is not finite\. )(?<!Previous best value was [\d.]{3} )Signaling Trainer to stop\."
             r"|\[exiting program (?:after [\d.]{1,24} minutes|at iteration \d{1,12})\] datetime"
             # a RayJob's submitter (ray job submit --wait, its CLI's success line "Job '%s' succeeded")
             r"|SUCC cli\.py:\d{1,5} -- Job '[\w.-]{1,128}' succeeded"

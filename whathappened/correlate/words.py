@@ -58,8 +58,11 @@ REACTION_EXCEPTION_WORDS = (
     # a DataLoader worker killed from outside ("DataLoader worker (pid N) is killed by signal: Killed."): often the
     # memory limit, but the line does not say so
     "is killed by signal: killed",
-    # ... or by a bus error, which the line does not tie to /dev/shm (when it does, the shm rule reads it)
+    # ... or by a bus error, which the line does not tie to /dev/shm (when it does, the shm rule reads it), or by a
+    # SIGTERM or SIGABRT, which do not say who sent them
     "is killed by signal: bus error",
+    "is killed by signal: terminated",
+    "is killed by signal: aborted",
     # PaddlePaddle's summary of a SIGABRT ("FatalError: A serious error (Process abort signal) is detected by the
     # operating system"), like "Fatal Python error: Aborted": what aborted is said before it, or elsewhere
     "process abort signal",
