@@ -120,10 +120,10 @@ REASONS: dict[str, Reason] = {
             (r"container init was OOM-killed", Kind.OOM_KILLED),
             (r"failed to reserve container name|context deadline exceeded", Kind.KUBE_EVENT),
             # the runtime's own races the kubelet retries through (runc unable to freeze the cgroup, a sandbox task
-            # or its namespaces gone, runc 1.1's init pipe broken, CRI-O's "kubelet may be retrying requests that are timing out ...
+            # or its namespaces gone, CRI-O's "kubelet may be retrying requests that are timing out ...
             # name is reserved"): no fault of the pod's spec
             (
-                r"unable to freeze|no running task found|running lstat on namespace path|write init-p: broken pipe"
+                r"unable to freeze|no running task found|running lstat on namespace path"
                 r"|kubelet may be retrying requests that are timing out",
                 Kind.KUBE_EVENT,
             ),

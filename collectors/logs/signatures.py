@@ -1288,11 +1288,10 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
-        # NCCL's net plugin failing to load at init (aws-ofi-nccl's "NET/OFI aws-ofi-nccl initialization failed"):
-        # NCCL falls back to its own transports and goes on
+        # NCCL's WARNs it goes on from: no verbs library or a device it could not open (it uses the other devices
+        # or its sockets), and the others below (a plugin's own start-up failure is nccl-ofi-init-failed's)
         name="nccl-net-plugin-fallback",
         kind=Kind.LOG_LINE,
-        # (and no verbs library or one device it could not open: it uses the other devices or its sockets)
         pattern=rx(
             r"NCCL WARN (?:Failed to open libibverbs\.so"
             r"|Call to ibv_open_device failed"
@@ -1312,7 +1311,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # instablity or hang!'): a setting, no failure
             r'|Missing "iommu=pt" from kernel command line)'
         ),
-        summary="NCCL: the aws-ofi-nccl plugin did not load (NCCL uses its own transports)",
+        summary="NCCL warned and went on: {line}",
         phrases=(
             "Failed to open libibverbs",
             "Call to ibv_open_device failed",
@@ -1443,19 +1442,29 @@ SIGNATURES: tuple[Signature, ...] = (
         name="tf-allocator-retry",
         kind=Kind.LOG_LINE,
         # (and pinned host memory, which it retries smaller: "failed to alloc %d bytes on host: CUDA_ERROR_...",
-        # "could not allocate pinned host memory of size: %d")
+        # "could not allocate pinned host memory of size: %d"; XLA's autotuners failing to get scratch space for
+        # one candidate, which they skip: "cudnn_conv_algorithm_picker.cc:%d] Resource exhausted: Failed to allocate
+        # request for ...", the gemm and Triton autotuners alike)
         pattern=rx(
             r"failed to allocate [\d.]{1,10}[KMGT]? \(\d{1,15} bytes\) from device: CUDA_ERROR_OUT_OF_MEMORY"
             r"|failed to alloc \d{1,15} bytes on host: CUDA_ERROR_[A-Z_]{2,40}|could not allocate pinned host memory"
+            r"|(?:algorithm_picker|autotuner)\.cc:\d{1,6}\] (?:Resource exhausted|RESOURCE_EXHAUSTED): Failed to allocate"
         ),
         summary="TensorFlow's allocator retried a smaller block: {line}",
-        phrases=("from device: CUDA_ERROR_OUT_OF_MEMORY", "bytes on host", "could not allocate pinned host memory"),
+        phrases=(
+            "from device: CUDA_ERROR_OUT_OF_MEMORY",
+            "bytes on host",
+            "could not allocate pinned host memory",
+            "Failed to allocate request for",
+        ),
         extract=whole,
         examples=(
             "I tensorflow/stream_executor/cuda/cuda_driver.cc:801] failed to allocate 7.81G (8387559424 bytes) from"
             " device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
             "E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 34359738368 bytes on host:"
             " CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            "E external/xla/xla/service/gpu/cudnn_conv_algorithm_picker.cc:1059] Resource exhausted: Failed to allocate"
+            " request for 528.00MiB (553648128B) on device ordinal 0",
         ),
         near_misses=("CUDA_ERROR_OUT_OF_MEMORY: out of memory",),
     ),
@@ -1645,7 +1654,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|double free or corruption \((?:!prev|fasttop|out|top)\)|corrupted size vs\. prev_size(?: in fastbins)?"
             r"|corrupted double-linked list(?: \(not small\))?|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*)"
             # glibc's assert ("%s%s%s:%u: %s%sAssertion `%s' failed."): the program's own check, then abort
-            r"|^[\w.+-]{1,64}: \S{1,300}:\d{1,6}: [^\n]{1,400}?: Assertion [`'](?P<assertion>[^\n]{1,300})' failed\.$"
+            r"|(?:^|[\]>]:\s?)[\w.+-]{1,64}: \S{1,300}:\d{1,6}: [^\n]{1,400}?: Assertion [`'](?P<assertion>[^\n]{1,300})'"
+            r" failed\.$"
             r"|terminate called after throwing an instance of '(?P<cpp>std::(?:bad_alloc|length_error|out_of_range"
             r"|invalid_argument|logic_error|bad_function_call|bad_optional_access|bad_variant_access"
             r"|bad_array_new_length))'"
@@ -1755,10 +1765,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|CUDA (?:runtime|driver) error: out of memory"
             # TensorFlow failing to allocate the destination of a host-to-GPU copy; XLA's allocator by PjRt
             r"|Dst tensor is not initialized"
-            # (not the conv autotuner's scratch request, which it skips: "cudnn_conv_algorithm_picker.cc:N]
-            # Resource exhausted: Failed to allocate request for ...")
-            r"|(?<!algorithm_picker)(?<!picker\.cc:\d{3}\] )(?:Resource exhausted|RESOURCE_EXHAUSTED): Failed to allocate"
-            r" request for"
+            # (not an autotuner's scratch request for one candidate, which it skips: tf-allocator-retry's)
+            r"|(?:Resource exhausted|RESOURCE_EXHAUSTED): Failed to allocate request for"
             # XLA's BFC allocator failing a request (tsl bfc_allocator.cc "Allocator (%s) ran out of memory trying to
             # allocate %s (rounded to %d)requested by op %s"; TF's retry says "The caller indicates that this is not
             # a failure" instead)
@@ -2226,7 +2234,12 @@ SIGNATURES: tuple[Signature, ...] = (
         # the child's own error, which what it printed decides first (a wrapper)
         name="child-command-failed",
         kind=Kind.APP_EXCEPTION,
-        pattern=rx(r"Command '\[[^\n]{1,4000}?\]' returned non-zero exit status (?P<exit_code>\d{1,3})\."),
+        # (logged at ERROR or in a launcher's "Failed to ..."; not a WARNING about a helper command that the program
+        # went on from, nor git's)
+        pattern=rx(
+            r"(?:\bERROR\b|Failed to )[^\n]{0,300}?Command '\[(?!'git')[^\n]{1,1000}?\]' returned non-zero exit status"
+            r" (?P<exit_code>\d{1,3})\."
+        ),
         summary="a child command failed with exit status {exit_code}",
         phrases=("returned non-zero exit status",),
         convert={"exit_code": int},
@@ -2235,7 +2248,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "[ERROR] [axolotl.cli.main.train:184] Failed to train/fine-tune config 'x.yml': Command '['accelerate',"
             " 'launch', '-m', 'axolotl.cli.train', 'x.yml']' returned non-zero exit status 1.",
         ),
-        near_misses=("Command '['nvidia-smi']' returned zero exit status",),
+        near_misses=(
+            "wandb: WARNING Command '['git', 'rev-parse', 'HEAD']' returned non-zero exit status 128.",
+            "WARNING:root:Command '['nvidia-smi', '-q']' returned non-zero exit status 9.",
+        ),
     ),
     Signature(
         # the image's libraries at odds with what the framework was built for: XLA's cuDNN check ("Loaded runtime
@@ -2902,10 +2918,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # ending fit on purpose (EarlyStopping's "... Signaling Trainer to stop.", Timer's "Time limit reached.
             # Elapsed time is %s. Signaling Trainer to stop."); Megatron-LM's planned exits (--exit-duration-in-mins,
             # --exit-interval: print_datetime("exiting program after %s minutes" / "at iteration %d"))
-            # (not EarlyStopping's check_finite: "Monitored metric %s = nan is not finite. ... Signaling Trainer to
-            # stop." is the run's own stop on a non-finite value, nan-guard's)
-            r"|\[titan\][^\n]{0,80}?INFO - Training completed(?=[ \t]*(?:\n|$))"
-            r"|(?<!is not finite\. )(?<!Previous best value was [\d.]{3} )Signaling Trainer to stop\."
+            # (EarlyStopping's check_finite, "Monitored metric %s = nan is not finite. ... Signaling Trainer to
+            # stop.", is the run's own stop on a non-finite value: nan-guard, earlier in the table, reads that line)
+            r"|\[titan\][^\n]{0,80}?INFO - Training completed(?=[ \t]*(?:\n|$))|Signaling Trainer to stop\."
             r"|\[exiting program (?:after [\d.]{1,24} minutes|at iteration \d{1,12})\] datetime"
             # a RayJob's submitter (ray job submit --wait, its CLI's success line "Job '%s' succeeded")
             r"|SUCC cli\.py:\d{1,5} -- Job '[\w.-]{1,128}' succeeded"

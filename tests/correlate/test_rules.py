@@ -281,6 +281,16 @@ def test_a_rank_that_crashes_as_it_tears_down_after_an_nccl_error_died_of_the_nc
     assert alone.cause == "application-error"
 
 
+def test_a_rank_that_crashed_first_is_where_it_began_whatever_its_sibling_ranks_printed_after():
+    """One rank of an 8-rank pod segfaults; the pod's other ranks then lose it (NCCL errors, torchrun's SIGTERMs)."""
+    crash = dict(source="logs", exception="Segmentation fault", crash=True, signature="segfault")
+    segfault = ev(Kind.APP_EXCEPTION, at(50), P, N, **crash)
+    nccl = ev(Kind.NCCL_ERROR, at(50, 3), P, N, source="logs", remote=True)
+    assert single(segfault, nccl, exited(P, N, at(50, 20), 1)).cause == "application-error"
+    timeout = ev(Kind.NCCL_TIMEOUT, at(60), P, N, source="logs")
+    assert single(segfault, timeout, exited(P, N, at(60, 5), 1)).cause == "application-error"
+
+
 def maintenance_chain(notice_minute: float = 61):
     return [
         ev(

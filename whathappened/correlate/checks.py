@@ -294,6 +294,23 @@ def job_limit(case: Case, rule: Rule) -> Finding | None:
     return found(case, rule, hits) if hits else None
 
 
+def crash_first(case: Case, rule: Rule) -> Finding | None:
+    """The pod's process crashing (a segfault, glibc's abort) before the pod reacted to anything: no NCCL error or
+    timeout, SIGTERM, launcher teardown or exception naming a peer on the pod before the crash. A rank that
+    crashes after such a reaction (a double free as it tears down) ended with it, and the reactions' rules read it;
+    a rank that crashed first is where the failure began, whatever its peers printed after."""
+    hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)
+    stop = case.first_stop()
+    hits = tuple(i for i in hits if stop is None or case.event(i).at < stop)
+    if not hits:
+        return None
+    first = min(case.event(i).at for i in hits)
+    reacted = case.find(_REACTING, POD, rule.before, rule.after, words.teardown_or_reaction)
+    if any(case.event(i).at < first for i in reacted):
+        return None
+    return found(case, rule, hits)
+
+
 def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
     """torchrun/mpirun tearing its ranks down is a reaction to another rank, unless the pod's own SIGTERM came first
     or the launcher said, moments around it, that one of its own ranks had died (torchrun sends its SIGTERMs and

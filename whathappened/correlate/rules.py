@@ -96,6 +96,9 @@ RULES: tuple[Rule, ...] = (
          before=MINUTES_15, after=MINUTES_10, check=checks.job_deadline),
     Rule("traceback", "application-error", 0.85, say.TRACEBACK, _kinds(Kind.APP_EXCEPTION), before=MINUTES_15,
          where=words.own_exception, before_stop=True),
+    # the process crashing (a segfault, glibc's abort) before any NCCL error, SIGTERM or teardown of its own
+    Rule("own-crash", "application-error", 0.8, say.TRACEBACK, _kinds(Kind.APP_EXCEPTION), before=MINUTES_15,
+         where=words.own_crash, before_stop=True, check=checks.crash_first),
     Rule("cannot-run", "config-error", 0.8, say.CONFIG, _kinds(Kind.CONTAINER_TERMINATED), before=MINUTES_10,
          where=words.cannot_run),
     # after the pod's own exceptions and memory: a GPU held in exclusive mode by another process is set-up too
@@ -121,9 +124,6 @@ RULES: tuple[Rule, ...] = (
          where=words.own_rank_failed, before_stop=True),
     Rule("teardown", "peer-failure", 0.75, say.TEARDOWN, _kinds(Kind.LAUNCHER_TEARDOWN), before=MINUTES_15,
          check=checks.teardown_by_launcher),
-    # the process crashing, when no reaction above came before it
-    Rule("own-crash", "application-error", 0.8, say.TRACEBACK, _kinds(Kind.APP_EXCEPTION), before=MINUTES_15,
-         where=words.own_crash, before_stop=True),
     # --- endings seen only from the node or the Job, when nothing on the pod itself says more ---
     Rule("node-pressure", "node-pressure-eviction", 0.6, say.PRESSURE, _kinds(Kind.NODE_PRESSURE), on=NODE,
          before=MINUTES_15, since_start=True),

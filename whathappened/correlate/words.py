@@ -65,7 +65,8 @@ REACTION_EXCEPTION_WORDS = (
     "is killed by signal: aborted",
     # PaddlePaddle's summary of a SIGABRT ("FatalError: A serious error (Process abort signal) is detected by the
     # operating system"), like "Fatal Python error: Aborted": what aborted is said before it, or elsewhere
-    "process abort signal",
+    "a serious error (process abort signal)",
+    "`process abort signal` is detected",
     # summaries of a failure elsewhere: a coordination barrier other tasks missed (JAX), Ray Train's run summary
     # ("Please inspect the previous error messages for a cause"), TensorFlow's generic wrapper of a GPU fault
     "barrier timed out",
@@ -74,10 +75,10 @@ REACTION_EXCEPTION_WORDS = (
     # process dead for whatever killed it; XLA naming a stream an earlier error broke
     "trials did not complete",
     "unreconstructableerror",
-    "raysystemerror",
+    "raysystemerror: system error: rpc error",
     "possible unhandled error from worker",
     "enginedeaderror",
-    "was already in an error state",
+    "stream did not block host until done; was already in an error state",
     "trainingfailederror",
     "gpu sync failed",
     "cuda error",
@@ -172,7 +173,7 @@ def reaction(event: TimelineEvent) -> bool:
     if event.kind in (Kind.NCCL_ERROR, Kind.NCCL_TIMEOUT, Kind.SIGTERM_RECEIVED):
         return True
     if event.kind == Kind.APP_EXCEPTION:
-        return not event.attrs.get("wrapper") and not own_exception(event)
+        return not event.attrs.get("wrapper") and not event.attrs.get("crash") and not own_exception(event)
     return event.kind == Kind.LAUNCHER_TEARDOWN and event.attrs.get("exit_code") in _ABORT_EXITS
 
 
@@ -242,8 +243,11 @@ def admission_lost_gpu(event: TimelineEvent) -> bool:
     return admission_rejected(event) and lost_gpu_text(event)
 
 
-# a GPU's extended resource: nvidia.com/gpu and its MIG and shared names, amd.com/gpu, gpu.intel.com/i915, any *gpu*
-_GPU_RESOURCE = re.compile(r"unhealthy devices (?:nvidia\.com/|amd\.com/|gpu\.intel\.com/|[\w.-]{0,60}gpu)")
+# a GPU's extended resource: nvidia.com/gpu, its MIG and vGPU names (not the network operator's nvidia.com/rdma_*,
+# hostdev), amd.com/gpu, gpu.intel.com/i915, any <domain>/*gpu* (aliyun.com/gpu-mem, volcano.sh/vgpu-number)
+_GPU_RESOURCE = re.compile(
+    r"unhealthy devices (?:nvidia\.com/(?:gpu|mig-|vgpu)|amd\.com/gpu|gpu\.intel\.com/|[\w.-]{1,253}/[\w.-]{0,60}gpu)"
+)
 
 
 def admission_unhealthy_gpu(event: TimelineEvent) -> bool:
@@ -346,10 +350,14 @@ def sandbox_changed(event: TimelineEvent) -> bool:
 
 def own_crash(event: TimelineEvent) -> bool:
     """The process crashing by itself (a segfault, glibc aborting on a corrupted heap, an uncaught std::
-    exception): the pod's own failure when no reaction came before it. A rank that crashes as it tears down after
-    an NCCL error or a launcher's SIGTERM (a double free in a destructor, an abort in the NCCL watchdog) crashed
-    because of that: those rules come first."""
+    exception): the pod's own failure when no reaction came before it (checks.crash_first). A rank that crashes
+    as it tears down after an NCCL error or a launcher's SIGTERM (a double free in a destructor) crashed because
+    of that."""
     return bool(event.attrs.get("crash"))
+
+
+def teardown_or_reaction(event: TimelineEvent) -> bool:
+    return reaction(event) or teardown(event)
 
 
 def cuda_error_named(event: TimelineEvent) -> bool:
