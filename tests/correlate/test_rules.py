@@ -291,6 +291,20 @@ def test_a_rank_that_crashed_first_is_where_it_began_whatever_its_sibling_ranks_
     assert single(segfault, timeout, exited(P, N, at(60, 5), 1)).cause == "application-error"
 
 
+def test_a_crash_after_an_older_attempts_nccl_error_or_after_a_cuda_error():
+    crash = dict(source="logs", exception="Segmentation fault", crash=True, signature="segfault")
+    # torchrun restarted its workers after an NCCL error eight minutes before: the crash is this attempt's own
+    earlier = ev(Kind.NCCL_ERROR, at(42), P, N, source="logs", remote=True)
+    assert single(earlier, ev(Kind.APP_EXCEPTION, at(50), P, N, **crash), exited(P, N, at(50, 5), 139)).cause == (
+        "application-error"
+    )
+    # a double free as the process goes down after a CUDA error that names nothing: the CUDA error decides
+    cuda = ev(Kind.CUDA_ERROR, at(50), P, N, source="logs", error="unknown error")
+    free = dict(crash, exception="free(): double free detected in tcache 2")
+    v = single(cuda, ev(Kind.APP_EXCEPTION, at(50, 1), P, N, **free), exited(P, N, at(50, 5), 134))
+    assert v.cause != "application-error"
+
+
 def maintenance_chain(notice_minute: float = 61):
     return [
         ev(
@@ -321,3 +335,25 @@ def test_crash_on_a_node_with_maintenance_pending_keeps_its_own_cause():
         exited(P, N, at(62, 3), 1),
     )
     assert v.cause == "application-error"
+
+
+def test_a_crash_logged_after_the_teardown_it_caused_is_still_the_ranks_own():
+    """torchrun's SIGTERMs to the other workers, its record of the crashed rank (exitcode -11), and the crash line
+    the shipper put after them: the teardown answered the crash."""
+    crash = dict(source="logs", exception="Segmentation fault", crash=True, signature="segfault")
+    events = [
+        ev(Kind.LAUNCHER_TEARDOWN, at(50, 1), P, N, source="logs", signature="torchelastic-closing-workers"),
+        ev(
+            Kind.LAUNCHER_TEARDOWN,
+            at(50, 3),
+            P,
+            N,
+            source="logs",
+            signature="torchelastic-worker-failed",
+            exit_code=-11,
+        ),
+        ev(Kind.APP_EXCEPTION, at(50, 4), P, N, **crash),
+        exited(P, N, at(50, 10), 1),
+    ]
+    v = single(*events)
+    assert v.cause == "application-error" and "Segmentation fault" in v.summary  # the crash, not only its record

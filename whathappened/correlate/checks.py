@@ -296,19 +296,37 @@ def job_limit(case: Case, rule: Rule) -> Finding | None:
 
 def crash_first(case: Case, rule: Rule) -> Finding | None:
     """The pod's process crashing (a segfault, glibc's abort) before the pod reacted to anything: no NCCL error or
-    timeout, SIGTERM, launcher teardown or exception naming a peer on the pod before the crash. A rank that
-    crashes after such a reaction (a double free as it tears down) ended with it, and the reactions' rules read it;
-    a rank that crashed first is where the failure began, whatever its peers printed after."""
+    timeout, CUDA error, SIGTERM, launcher teardown or exception naming a peer on the pod in the minutes before the
+    crash. A rank that crashes after such a reaction (a double free as it tears down, after its CUDA error) ended
+    with it, and the rules for it read it; a rank that crashed first is where the failure began, whatever its peers
+    printed after. Older reactions belong to an attempt the launcher restarted from; a launcher's teardown because
+    its own rank crashed (its record of the rank's crash beside it, the lines reordered by the shipper) is the
+    crash's, not a reaction before it."""
     hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)
     stop = case.first_stop()
     hits = tuple(i for i in hits if stop is None or case.event(i).at < stop)
     if not hits:
         return None
     first = min(case.event(i).at for i in hits)
-    reacted = case.find(_REACTING, POD, rule.before, rule.after, words.teardown_or_reaction)
-    if any(case.event(i).at < first for i in reacted):
+    own = [case.event(i).at for i in case.find(_TEARDOWNS, POD, rule.before, rule.after, words.own_rank_failed)]
+    for i in case.find(_BEFORE_A_CRASH, POD, rule.before, rule.after, _before_a_crash):
+        event = case.event(i)
+        if not first - CRASH_AFTER <= event.at < first:
+            continue
+        if event.kind == Kind.LAUNCHER_TEARDOWN and any(abs(event.at - at) <= OWN_RANK_NEAR for at in own):
+            continue
         return None
     return found(case, rule, hits)
+
+
+# a crash that follows a reaction within this ended with it (a rank's teardown, the NCCL watchdog's abort)
+CRASH_AFTER = timedelta(minutes=2)
+_TEARDOWNS = frozenset({Kind.LAUNCHER_TEARDOWN})
+_BEFORE_A_CRASH = _REACTING | {Kind.CUDA_ERROR, Kind.CUDA_OOM}
+
+
+def _before_a_crash(event: TimelineEvent) -> bool:
+    return event.kind in (Kind.CUDA_ERROR, Kind.CUDA_OOM) or words.teardown_or_reaction(event)
 
 
 def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
