@@ -127,7 +127,7 @@ RULES: tuple[Rule, ...] = (
     # --- endings seen only from the node or the Job, when nothing on the pod itself says more ---
     Rule("node-pressure", "node-pressure-eviction", 0.6, say.PRESSURE, _kinds(Kind.NODE_PRESSURE), on=NODE,
          before=MINUTES_15, since_start=True),
-    Rule("job-limit", "deadline-exceeded", 0.6, say.DEADLINE, _kinds(Kind.DEADLINE_EXCEEDED), on=JOB,
+    Rule("job-limit", "deadline-exceeded", 0.6, say.JOB_LIMIT, _kinds(Kind.DEADLINE_EXCEEDED), on=JOB,
          before=MINUTES_15, after=MINUTES_10, check=checks.job_limit),
     Rule("notice-only", "host-maintenance", 0.55, say.MAINTENANCE, check=checks.maintenance_notice_only),
     # --- no fault ---

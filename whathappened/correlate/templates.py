@@ -49,6 +49,8 @@ OOM = "{pod} was killed at {died} for going over its memory limit (OOMKilled) on
 CUDA_OOM = "{pod} ran out of GPU memory at {at} ({what})."
 LIVENESS = "{pod} was killed at {at} after failing its liveness probe."
 DEADLINE = "{pod} was stopped at {died} because its Job hit its deadline or backoff limit ({what})."
+# the Job's ending read when nothing stopped the pod: it ended by itself, and its Job failed on it
+JOB_LIMIT = "{pod} ended at {died}, and its Job then failed on its deadline or backoff limit ({what})."
 TRACEBACK = "{pod} crashed at {at} with {exception}{location}."
 CUDA_APP = "{pod} crashed at {at} with a CUDA error ({what}), and no GPU fault was found on {node}."
 NCCL_TIMEOUT = "{pod} hit the NCCL watchdog timeout at {at}{blame}."
