@@ -326,7 +326,7 @@ _BEFORE_A_CRASH = _REACTING | {Kind.CUDA_ERROR, Kind.CUDA_OOM}
 
 
 def _before_a_crash(event: TimelineEvent) -> bool:
-    return event.kind in (Kind.CUDA_ERROR, Kind.CUDA_OOM) or words.teardown_or_reaction(event)
+    return event.kind in (Kind.CUDA_ERROR, Kind.CUDA_OOM) or words.reaction(event) or words.teardown(event)
 
 
 def teardown_by_launcher(case: Case, rule: Rule) -> Finding | None:
@@ -388,9 +388,6 @@ def _not_a_fault_reason(event: TimelineEvent) -> bool:
     return str(event.attrs.get("reason") or "").lower() in ("", "evictionbyevictionapi")
 
 
-# 128 + the signal of a process that crashed itself: SIGILL (an instruction the CPU lacks), SIGFPE, SIGSEGV; not
-# SIGABRT (134: also the NCCL watchdog's abort) nor SIGBUS (135: also /dev/shm running out)
-CRASH_EXITS = frozenset({132, 136, 139})
 _STATUS_CAUSES = {
     "evicted": "node-pressure-eviction",
     "nodelost": "node-failure",
@@ -430,7 +427,7 @@ def pod_status(case: Case, rule: Rule) -> Finding | None:
     if pod.phase == "Succeeded" or (exits and all(code == 0 for code in exits)):
         return _status_only(case, rule, "completed")
     failed = [code for code in exits if code != 0]
-    if failed and all(code in CRASH_EXITS for code in failed):  # the program's own crash, nothing else
+    if failed and all(code in words.CRASH_EXITS for code in failed):  # the program's own crash, nothing else
         return _status_only(case, rule, "application-error")
     return None
 

@@ -96,7 +96,7 @@ RULES: tuple[Rule, ...] = (
          before=MINUTES_15, after=MINUTES_10, check=checks.job_deadline),
     Rule("traceback", "application-error", 0.85, say.TRACEBACK, _kinds(Kind.APP_EXCEPTION), before=MINUTES_15,
          where=words.own_exception, before_stop=True),
-    # the process crashing (a segfault, glibc's abort) before any NCCL error, SIGTERM or teardown of its own
+    # the process crashing (a segfault, glibc's abort) with no NCCL or CUDA error, SIGTERM or teardown just before
     Rule("own-crash", "application-error", 0.8, say.TRACEBACK, _kinds(Kind.APP_EXCEPTION), before=MINUTES_15,
          where=words.own_crash, before_stop=True, check=checks.crash_first),
     Rule("cannot-run", "config-error", 0.8, say.CONFIG, _kinds(Kind.CONTAINER_TERMINATED), before=MINUTES_10,

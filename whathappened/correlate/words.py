@@ -135,7 +135,9 @@ OWN_RANK_SIGNATURES = frozenset(
         "vllm-worker-died",
     }
 )
-_CRASH_EXITS = frozenset({-4, -8, -11, 132, 136, 139})  # SIGILL, SIGFPE, SIGSEGV as a signal or 128 + it
+# a process that crashed itself, as a launcher's negative signal or a container's 128 + it: SIGILL (an instruction
+# the CPU lacks), SIGFPE, SIGSEGV; not SIGABRT (also the NCCL watchdog's abort) nor SIGBUS (also /dev/shm running out)
+CRASH_EXITS = frozenset({-4, -8, -11, 132, 136, 139})
 _ABORT_EXITS = frozenset({-6, 134})
 # the signals a program's own fault raises (SIGILL, SIGFPE, SIGSEGV), as mpirun reports a rank ended by one
 _CRASH_SIGNALS = frozenset({4, 8, 11})
@@ -147,7 +149,7 @@ def own_rank_failed(event: TimelineEvent) -> bool:
     if event.attrs.get("signature") not in OWN_RANK_SIGNATURES or event.attrs.get("relayed"):
         return False
     code = event.attrs.get("exit_code")
-    return isinstance(code, int) and (0 < code < 128 or code in _CRASH_EXITS)
+    return isinstance(code, int) and (0 < code < 128 or code in CRASH_EXITS)
 
 
 def own_rank_record(event: TimelineEvent) -> bool:
@@ -334,7 +336,7 @@ def own_exception(event: TimelineEvent) -> bool:
     if attrs.get("signature") == "python-traceback" and not attrs.get("exception") and not attrs.get("file"):
         return False
     if attrs.get("crash"):
-        return False  # the process crashing (a segfault, glibc's abort): own_crash, after the reactions' rules
+        return False  # the process crashing (a segfault, glibc's abort): own_crash, when no reaction came first
     text = text_of(event)
     return not any(w in text for w in REACTION_EXCEPTION_WORDS)
 
@@ -354,10 +356,6 @@ def own_crash(event: TimelineEvent) -> bool:
     as it tears down after an NCCL error or a launcher's SIGTERM (a double free in a destructor) crashed because
     of that."""
     return bool(event.attrs.get("crash"))
-
-
-def teardown_or_reaction(event: TimelineEvent) -> bool:
-    return reaction(event) or teardown(event)
 
 
 def cuda_error_named(event: TimelineEvent) -> bool:
