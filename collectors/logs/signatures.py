@@ -316,7 +316,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # the GPU gone as its status code names it: NVML's NVML_ERROR_GPU_IS_LOST as go-nvml spells it
-        # ("ERROR_GPU_IS_LOST", gpud and the device plugin), RM's NV_ERR_GPU_IS_LOST ("GPU lost from the bus",
+        # ("ERROR_GPU_IS_LOST", gpud and the device plugin) and pynvml names its exception class
+        # (NVMLError_GpuIsLost, a class per NVML_ERROR_* name), RM's NV_ERR_GPU_IS_LOST ("GPU lost from the bus",
         # nvAssertOkFailedNoLog and friends), and that status by its number (0x0000000F, nvstatuscodes.h) where a
         # call to the GSP failed with it ("_issueRpcAndWait: rpcSendMessage failed with status 0x%08x for fn %d!",
         # GspRmAlloc's "status=0x%08x")
@@ -324,7 +325,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.GPU_MISSING,
         pattern=rx(
             r"(?:(?P<uuid>GPU-[0-9a-fA-F-]{36})[^\n]{0,200}?)?(?:\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bNV_ERR_GPU_IS_LOST\b"
-            r"|GPU lost from the bus)"
+            r"|\bNVMLError_GpuIsLost\b|GPU lost from the bus)"
             r"|NVRM: [^\n]{0,200}?(?:rpcSendMessage failed with status |GspRmAlloc failed: [^\n]{0,300}?\bstatus=)"
             r"0x0{0,7}[fF]\b"
         ),
@@ -334,6 +335,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "GPU lost from the bus",
             "ERROR_GPU_IS_LOST",
             "NVML_ERROR_GPU_IS_LOST",
+            "NVMLError_GpuIsLost",
             "rpcSendMessage failed",
             "GspRmAlloc failed",
         ),
@@ -346,6 +348,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)"
             " returned from rmStatus @ kernel_ce_gv100.c:106",
             "NVRM: _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 76!",
+            "NVMLError_GpuIsLost: GPU is lost",
         ),
         near_misses=(
             "nvml.ERROR_GPU_IS_LOST_HANDLER registered",
@@ -675,7 +678,12 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|NCCL error in: \S{1,300}, invalid usage|ncclInvalidUsage: This usually reflects invalid usage"
             # an argument NCCL refuses (ncclInvalidArgument: "Invalid value for an argument.", its "Last error:" such
             # as "Broadcast : sendbuff (nil) is not a valid pointer"): the program's call
-            r"|ncclInvalidArgument: Invalid value for an argument)"
+            r"|ncclInvalidArgument: Invalid value for an argument"
+            # the bootstrap root seeing two processes claim one rank, or ranks told different world sizes
+            # (bootstrap.cc "Bootstrap Root : rank %d of %d ranks has already checked in", "... mismatch in rank count
+            # from procs %d : %d"): the launch's ranks are wrong, the network is not
+            r"|Bootstrap Root : (?:rank \d{1,7} of \d{1,7} ranks has already checked in"
+            r"|mismatch in rank count from procs \d{1,7} : \d{1,7}))"
         ),
         summary="NCCL used wrongly: {message}",
         phrases=(
@@ -685,6 +693,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "invalid usage, NCCL version",
             "ncclInvalidUsage",
             "ncclInvalidArgument",
+            "Bootstrap Root : ",
         ),
         fixed={"exception": "NCCL invalid usage"},
         examples=(
@@ -697,6 +706,9 @@ SIGNATURES: tuple[Signature, ...] = (
             " version 2.7.8",
             "ncclInvalidArgument: Invalid value for an argument.\nLast error:\nBroadcast : sendbuff (nil) is not a valid"
             " pointer",
+            "hpc-25-14:18569:18835 [0] bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already"
+            " checked in",
+            "node1:12:40 [0] NCCL WARN Bootstrap Root : mismatch in rank count from procs 16 : 8",
         ),
         near_misses=(
             "NCCL operation ncclAllReduce(send_buffer) failed: unhandled system error",
@@ -1131,6 +1143,37 @@ SIGNATURES: tuple[Signature, ...] = (
             "All nodes which are allocated for this job are already filled.",
         ),
         near_misses=("runtime_env setup succeeded for job raysubmit_fufX4B3GcxYVxBdW",),
+    ),
+    Signature(
+        # the image's GPU code built for other GPUs than the node's: CUDA's cudaErrorNoKernelImageForDevice ("no
+        # kernel image is available for execution on the device", 209; 48 before CUDA 10.1; the driver API's
+        # CUDA_ERROR_NO_BINARY_FOR_GPU) and the older cudaErrorInvalidDeviceFunction ("invalid device function",
+        # 8: "not compiled for the proper device architecture"), in every wrapper that prints them (torch's "CUDA
+        # error: ...", THC's "error=48 : ...", Caffe's "Check failed: error == cudaSuccess (8 vs. 0)  ..."): the
+        # image does not fit the node's GPU, as an image for another CPU does not fit its node
+        name="cuda-no-kernel-for-gpu",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>no kernel image is available for execution on the device|invalid device function"
+            r"|cudaErrorNoKernelImageForDevice|cudaErrorInvalidDeviceFunction|CUDA_ERROR_NO_BINARY_FOR_GPU)"
+        ),
+        summary="the image has no GPU code for this node's GPU: {error}",
+        phrases=(
+            "no kernel image is available",
+            "invalid device function",
+            "cudaErrorNoKernelImageForDevice",
+            "cudaErrorInvalidDeviceFunction",
+            "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        ),
+        fixed={"reason": "GPU architecture"},
+        examples=(
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCTensorMath.cu line=244 error=48 : no kernel image"
+            " is available for execution on the device",
+            "F0225 14:39:53.618700 10213 vol2col.cu:75] Check failed: error == cudaSuccess (8 vs. 0)  invalid device"
+            " function",
+        ),
+        near_misses=("CUDA kernel images built for: sm_80 sm_86 sm_90",),
     ),
     Signature(
         # the container cannot use a GPU at all: no driver mounted into it (torch's "Found no NVIDIA driver on your
@@ -1838,8 +1881,12 @@ SIGNATURES: tuple[Signature, ...] = (
             _CUDA_ERROR + r"(?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
-            # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s"
-            r"|THCudaCheck FAIL file=\S{1,300} line=\d{1,6} error=(?P<thc_code>\d{1,4}) : (?P<thc_error>[^\n]{0,200}?[^\s])"
+            # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s", printed before THError raises
+            # "cuda runtime error (%d) : %s" (read above when it comes). Not THCGeneral.cpp's "invalid argument"
+            # (error=11) of 1.0-1.1 on newer GPUs and CUDA: raised within the library and caught there, the run
+            # goes on (pytorch/pytorch#15797)
+            r"|THCudaCheck FAIL file=(?!\S{0,300}THCGeneral\.cpp line=\d{1,6} error=11 )\S{1,300} line=\d{1,6}"
+            r" error=(?P<thc_code>\d{1,4}) : (?P<thc_error>[^\n]{0,200}?[^\s])"
             r"[ \t]*$"
             r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})(?:: (?P<driver_detail>[^\n]{1,200}))?"
             # cuDNN and cuBLAS status codes other than an allocation (cuda-oom's): "CUDNN_STATUS_EXECUTION_FAILED"
@@ -1894,7 +1941,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "Failed to allocate device vector A (error code CUDA-capable device(s) is/are busy or unavailable)!",
             "E tensorflow/stream_executor/cuda/cuda_dnn.cc:81] CUDNN_STATUS_EXECUTION_FAILED",
         ),
-        near_misses=("CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log", "cuda runtime version 12.4"),
+        near_misses=(
+            "CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log",
+            "cuda runtime version 12.4",
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=11 : invalid argument",
+        ),
     ),
     Signature(
         name="torchelastic-sigterm-received",

@@ -101,3 +101,13 @@ def test_kueue_and_the_scheduler_saying_preempted_to_accommodate() -> None:
     kueue = ev(Kind.DISRUPTION_TARGET, at(60), "w-0", N,
                message="Preempted to accommodate a workload (UID: 9a1f) due to prioritization in the ClusterQueue")  # fmt: skip
     assert one_pod(kueue, exited("w-0", N, at(60, 30), 143)).cause == "scheduler-preemption"
+
+
+def test_kueues_lifted_preemption_behind_previously_is_no_preemption_now() -> None:
+    """Kueue keeps a condition's old message behind "Previously: " once it is False (the workload has its quota
+    again): that preemption is past and explains no later end; the same words without it still do."""
+    past = "Previously: Previously: Preempted to accommodate a workload (UID: foo, JobUID: UNKNOWN) due to Fair Sharing"
+    lifted = ev(Kind.POD_FAILED, at(60), "w-0", N, reason="QuotaReserved", message=past)
+    assert one_pod(lifted, exited("w-0", N, at(60, 30), 137)).cause != "scheduler-preemption"
+    current = ev(Kind.POD_FAILED, at(60), "w-0", N, reason="Preempted", message=past.replace("Previously: ", ""))
+    assert one_pod(current, exited("w-0", N, at(60, 30), 137)).cause == "scheduler-preemption"

@@ -99,6 +99,16 @@ def test_liveness_probe_kill():
     assert v.cause == "liveness-probe"
 
 
+def test_a_startup_probe_kill_is_the_kubelets_like_a_liveness_kill_and_its_failures_alone_are_not():
+    """The contract has no code for a startup probe: the kubelet's kill for it reads as liveness-probe (said as the
+    startup probe's); the probe's Unhealthy rows with no kill decide nothing."""
+    failed = ev(Kind.PROBE_FAILED, at(30), P, N, probe="startup", message='Startup probe failed: command "x" timed out')
+    killed = ev(Kind.KILLING, at(30, 30), P, N, message="Container app failed startup probe, will be restarted")
+    v = single(failed, killed, exited(P, N, at(31), 137))
+    assert v.cause == "liveness-probe" and "startup probe" in v.summary
+    assert single(failed, exited(P, N, at(31), 137)).cause != "liveness-probe"
+
+
 def test_readiness_probe_failures_do_not_explain_a_crash():
     v = single(
         ev(Kind.PROBE_FAILED, at(30), P, N, probe="readiness"),

@@ -90,6 +90,9 @@ RULES: tuple[Rule, ...] = (
          where=words.from_log, before_stop=True),
     Rule("liveness", "liveness-probe", 0.85, say.LIVENESS, _kinds(Kind.KILLING, Kind.PROBE_FAILED),
          before=MINUTES_15, where=words.liveness, support=(_PROBES,)),
+    # the contract has no code of its own for a startup probe: the kubelet's kill for a failed health probe
+    Rule("startup-probe", "liveness-probe", 0.85, say.STARTUP_PROBE, _kinds(Kind.KILLING), before=MINUTES_15,
+         where=words.startup_kill),
     Rule("deadline", "deadline-exceeded", 0.9, say.DEADLINE, _kinds(Kind.DEADLINE_EXCEEDED, Kind.POD_FAILED),
          before=MINUTES_15, where=words.deadline),
     Rule("job-deadline", "deadline-exceeded", 0.85, say.DEADLINE, _kinds(Kind.DEADLINE_EXCEEDED), on=JOB,

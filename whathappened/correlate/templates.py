@@ -48,6 +48,7 @@ NETWORK = "{node} reported a network error ({what}) at {at}; {pod} failed at {di
 OOM = "{pod} was killed at {died} for going over its memory limit (OOMKilled) on {node}."
 CUDA_OOM = "{pod} ran out of GPU memory at {at} ({what})."
 LIVENESS = "{pod} was killed at {at} after failing its liveness probe."
+STARTUP_PROBE = "{pod} was killed at {at} after failing its startup probe."
 DEADLINE = "{pod} was stopped at {died} because its Job hit its deadline or backoff limit ({what})."
 # the Job's ending read when nothing stopped the pod: it ended by itself, and its Job failed on it
 JOB_LIMIT = "{pod} ended at {died}, and its Job then failed on its deadline or backoff limit ({what})."

@@ -265,9 +265,13 @@ def preemption(event: TimelineEvent) -> bool:
     if _reason(event) in ("preemptionbyscheduler", "preemptionbykubescheduler", "preempting", "preempted"):
         return True
     # the scheduler's and Kueue's own words ("preempting to accommodate a higher priority pod", "Preempted to
-    # accommodate a workload (UID: ...)")
-    text = text_of(event)
+    # accommodate a workload (UID: ...)"); Kueue keeps a lifted condition's message behind "Previously: " (its
+    # Preempted condition gone False when the workload has its quota again): a past preemption, not this end
+    text = _PAST_PREEMPTION.sub("", text_of(event))
     return "to accommodate a" in text and "preempt" in text
+
+
+_PAST_PREEMPTION = re.compile(r"(?:previously: )+preempted to accommodate a")
 
 
 def pressure_eviction(event: TimelineEvent) -> bool:
@@ -311,6 +315,12 @@ def liveness(event: TimelineEvent) -> bool:
         return str(event.attrs.get("probe") or "").lower() == "liveness" or "liveness" in text_of(event)
     text = text_of(event)
     return any(w in text for w in _LIVENESS_KILL_WORDS)
+
+
+def startup_kill(event: TimelineEvent) -> bool:
+    """The kubelet killing a container whose startup probe used up its failures ("Container x failed startup probe,
+    will be restarted"): its own Killing message, not the probe's Unhealthy rows (those alone kill nothing)."""
+    return event.kind == Kind.KILLING and "failed startup probe" in text_of(event)
 
 
 def deadline(event: TimelineEvent) -> bool:
