@@ -86,8 +86,8 @@ NEVER_RAN_REASONS = frozenset(
 # the reason
 # (get's object column read first: describe's age-and-source columns would also take "node/x    message" apart)
 _ROW = re.compile(
-    r"^\s*(?:\S+\s+){0,5}?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:(?P<object>pod|node|nodeclaim|job)/\S+\s+"
-    r"|\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|)(?P<message>\S[^\n]*)$"
+    r"^\s*(?:\S+\s+){0,5}?(?:Warning|Normal)\s+(?P<reason>\w+)\s+(?:(?P<object>[a-z][a-z0-9.-]{0,62})/\S+(?:\s+|$)"
+    r"|\S+(?: \(x\d+ over \S+\))?\s{2,}[^\n]*?\s{2,}|)(?P<message>[^\n]*?)\s*$"
 )
 _FIELD = re.compile(r"""^\s*"?(?P<key>[Mm]essage|[Rr]eason|Exit Code|exitCode|Status)"?\s*:\s*(?P<value>.*?),?\s*$""")
 _BLOCK_SCALAR = re.compile(r"^[>|][-+]?$")  # YAML's folded or literal block: the value is on the lines below

@@ -112,6 +112,9 @@ REASONS: dict[str, Reason] = {
     "Failed": Reason(
         Kind.CONFIG_ERROR,
         refine=_rx(
+            # no message says nothing: the kubelet always says what failed (JobSet's controller before 0.3 wrote its
+            # Failed events with the message lost)
+            (r"^\s*$", Kind.KUBE_EVENT),
             (_IMAGE, Kind.IMAGE_PULL_FAILED),
             (r"CreateContainerConfigError", Kind.CONFIG_ERROR),
             (r"^ReachedMaxRestarts|reaching max number of restarts", Kind.DEADLINE_EXCEEDED),

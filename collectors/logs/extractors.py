@@ -113,9 +113,9 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
 # program went on); Python's bare "Exception" too.
 FINAL = re.compile(
     r"^(?:[^\n]{0,160}?[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8}"
-    # Open MPI's --tag-output ("[1,0]<stderr>:"), srun's --label ("3: "), and a log's own timestamp ("2022-01-23
-    # 02:08:36.029 ")
-    r"|[^\n]{0,80}?\[\d{1,6},\d{1,6}\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}"
+    # Open MPI's --tag-output ("[1,0]<stderr>:", horovodrun's gloo launcher "[2]<stderr>:"), srun's --label ("3: "),
+    # and a log's own timestamp ("2022-01-23 02:08:36.029 ")
+    r"|[^\n]{0,80}?\[\d{1,6}(?:,\d{1,6})?\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8})?"
     r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b"
     # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden,
@@ -228,7 +228,7 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code")):
         if match.group(error):
             return {"error": match.group(error), "code": int(match.group(code))}
-    for name in ("test_error", "lib_status", "check_error", "sample_error"):
+    for name in ("test_error", "lib_status", "check_error", "sample_error", "trt_error"):
         if match.group(name):
             return {"error": match.group(name)}
     name = match.group("driver_error")

@@ -348,6 +348,8 @@ SETTLED: Mapping[str, tuple[str, timedelta, str | None]] = {
     # aws-ofi-nccl's own WARNs as it fails to start ("NET/OFI Creating new endpoint for domain ... failed",
     # "Couldn't open CQ") just before the same process says it did not load: NCCL goes on with its own transports
     "nccl-ofi-warn": ("nccl-ofi-init-failed", timedelta(seconds=1), "proc"),
+    # llama.cpp's failed allocation that it retries without pipeline parallelism (and goes on)
+    "cuda-oom": ("llamacpp-alloc-retry", timedelta(seconds=5), None),
 }
 
 

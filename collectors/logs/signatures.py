@@ -1154,7 +1154,10 @@ SIGNATURES: tuple[Signature, ...] = (
         name="cuda-no-kernel-for-gpu",
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
-            r"(?P<error>no kernel image is available for execution on the device|invalid device function"
+            # (not TensorRT's builder dropping one tactic for it: "Skipping tactic 0x... due to exception no kernel
+            # image is available ...", it goes on with the others)
+            r"(?<!due to exception )(?P<error>no kernel image is available for execution on the device"
+            r"|invalid device function"
             r"|cudaErrorNoKernelImageForDevice|cudaErrorInvalidDeviceFunction|CUDA_ERROR_NO_BINARY_FOR_GPU)"
         ),
         summary="the image has no GPU code for this node's GPU: {error}",
@@ -1173,7 +1176,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "F0225 14:39:53.618700 10213 vol2col.cu:75] Check failed: error == cudaSuccess (8 vs. 0)  invalid device"
             " function",
         ),
-        near_misses=("CUDA kernel images built for: sm_80 sm_86 sm_90",),
+        near_misses=(
+            "CUDA kernel images built for: sm_80 sm_86 sm_90",
+            "[E] 9: Skipping tactic0x0000000000000000 due to exception no kernel image is available for execution on"
+            " the device",
+        ),
     ),
     Signature(
         # the container cannot use a GPU at all: no driver mounted into it (torch's "Found no NVIDIA driver on your
@@ -1561,7 +1568,10 @@ SIGNATURES: tuple[Signature, ...] = (
             r"(?P<message>\[Errno (?:5|28|107|116|121)\] (?:Input/output error|No space left on device|Transport endpoint"
             r" is not connected|Stale file handle|Remote I/O error)|failed: Transport endpoint is not connected"
             r"|Couldn't reach '[^'\n]{1,200}' on the Hub|An error occurred \([A-Za-z]{3,40}\) when calling the \w{1,64}"
-            r" operation)"
+            r" operation"
+            # an HTTP client's request failing at ERROR (Rust's reqwest: "error sending request for url (%s)", NIM's
+            # model hub)
+            r"|\bERROR\b[^\n]{0,300}?error sending request for url \([^)\s]{1,500}\))"
         ),
         summary="the run's storage or data source failed: {message}",
         phrases=(
@@ -1572,6 +1582,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "Remote I/O error",
             "on the Hub",
             "when calling the",
+            "error sending request for url",
         ),
         fixed={"exception": "storage error"},
         examples=(
@@ -1672,6 +1683,85 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("Assertion `idx_dim >= 0` passed in unit test ScatterGatherKernel.cu",),
     ),
     Signature(
+        # TensorRT-LLM's own checks (TLLM_CHECK: "[TensorRT-LLM][ERROR] Assertion failed: %s (%s:%d)", also inside a
+        # TllmException or Triton's model table): the program's configuration or build (ranks that do not match the
+        # engine's tensor and pipeline parallelism, an engine built by another version)
+        name="trtllm-assertion",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"\[TensorRT-LLM\]\[ERROR\] Assertion failed:\s{0,4}(?P<message>[^\n|]{0,300}[^\s|])?"),
+        summary="TensorRT-LLM's check failed: {message}",
+        phrases=("[TensorRT-LLM][ERROR] Assertion failed",),
+        fixed={"exception": "TensorRT-LLM assertion"},
+        examples=(
+            "[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: [TensorRT-LLM][ERROR] Assertion failed: d == a +"
+            " length (/app/tensorrt_llm/cpp/tensorrt_llm/plugins/gemmPlugin/gemmPlugin.cpp:156)",
+            "| tensorrt_llm   | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState:"
+            " [TensorRT-LLM][ERROR] Assertion failed:  |",
+        ),
+        near_misses=("[TensorRT-LLM][INFO] Assertion checks enabled",),
+    ),
+    Signature(
+        # a Rust program's panic ("thread '%s' panicked at '%s', %s:%d:%d" before Rust 1.73, "thread '%s' panicked at
+        # %s:%d:%d:\n%s" since): a bug of the program's own (TGI's router, a tokenizer), judged after the
+        # reactions like a crash
+        name="rust-panic",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"\bthread '[^'\n]{1,100}' panicked at (?P<message>[^\n]{1,300})"),
+        summary="the program panicked: {message}",
+        phrases=("panicked at",),
+        fixed={"exception": "Rust panic", "crash": True},
+        examples=(
+            "thread 'tokio-runtime-worker' panicked at /usr/src/router/src/server.rs:180:45:",
+            "thread '<unnamed>' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 24 }',"
+            " src/lib.rs:10:5",
+        ),
+        near_misses=("the worker thread 'loader' paused at step 10",),
+    ),
+    Signature(
+        # TGI's and LoRAX's launcher when its model download step failed with an error ("Download encountered an
+        # error:", its stderr after it; a signal's death is said otherwise): the program could not get its model
+        name="tgi-download-failed",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"\w{1,40}_launcher: Download encountered an error"),
+        summary="the server could not download its model",
+        phrases=("Download encountered an error",),
+        fixed={"exception": "model download"},
+        examples=(
+            "2025-05-23T03:12:22.649807Z ERROR download: text_generation_launcher: Download encountered an error:",
+        ),
+        near_misses=("INFO download: text_generation_launcher: Successfully downloaded weights.",),
+    ),
+    Signature(
+        # ssh refusing the launcher's login to a worker (OpenSSH's "%s: Permission denied (%s)." with the methods
+        # tried): an MPIJob's keys or their modes wrong, the pod's set-up
+        name="ssh-permission-denied",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>Permission denied \((?:publickey|password|keyboard-interactive|hostbased|gssapi-[\w-]{1,40})"
+            r"(?:,[\w-]{1,40}){0,6}\))\."
+        ),
+        summary="ssh refused the login: {error}",
+        phrases=("Permission denied (",),
+        fixed={"reason": "ssh keys"},
+        examples=(
+            "root@tensorflow-benchmarks-worker-1.tensorflow-benchmarks-worker: Permission denied (publickey,password).",
+        ),
+        near_misses=("Permission denied, please try again.",),
+    ),
+    Signature(
+        # llama.cpp retrying its compute buffers after a failed allocation ("compute buffer allocation failed,
+        # retrying without pipeline parallelism"): the out-of-memory just before it was caught (parse.SETTLED)
+        name="llamacpp-alloc-retry",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"compute buffer allocation failed, retrying without pipeline parallelism"),
+        summary="llama.cpp retried its buffers without pipeline parallelism",
+        phrases=("retrying without pipeline parallelism",),
+        examples=(
+            "1.06.520.107 W sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism",
+        ),
+        near_misses=("compute buffer allocation failed",),
+    ),
+    Signature(
         # the process crashing itself: CPython's faulthandler ("Fatal Python error: Segmentation fault"), the
         # shell's "Segmentation fault (core dumped)", UCX's "Caught signal 11 (Segmentation fault: ...)", a
         # DataLoader worker's ("Unexpected segmentation fault encountered in worker."), Triton server's handler
@@ -1690,6 +1780,11 @@ SIGNATURES: tuple[Signature, ...] = (
             # Open MPI's handler (opal backtrace: "[host:pid] *** Process received signal ***", "[host:pid] Signal:
             # Segmentation fault (11)")
             r"|\] Signal: (?:Segmentation fault|Illegal instruction|Floating point exception) \((?:11|4|8)\)"
+            # srun's record of its tasks ("srun: error: %s: task(s) %s: Segmentation fault"); TGI's and LoRAX's
+            # launcher when a shard died of SIGILL, SIGFPE or SIGSEGV ("Shard process was signaled to shutdown with
+            # signal %d")
+            r"|srun: error: [^\n]{1,200}?: tasks? [\d,-]{1,4000}: Segmentation fault"
+            r"|Shard (?:process )?was signaled to shutdown with signal (?:4|8|11)\b"
             # (malloc_printerr's messages name the function and what it found, glibc 2.17-2.40)
             r"|(?P<glibc>(?:free|malloc|realloc|munmap_chunk|mremap_chunk|malloc_consolidate|tcache_thread_shutdown|_int_free"
             r"|_int_malloc|_int_realloc)\(\): (?:invalid|corrupted|unaligned|double free|too many|mismatching"
@@ -1726,6 +1821,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "mismatching",
             "terminate called after throwing",
             "Assertion",
+            "signaled to shutdown with signal",
         ),
         # judged after the reactions (words.own_crash): a rank crashing as it tears down after an NCCL error
         fixed={"crash": True},
@@ -1755,10 +1851,14 @@ SIGNATURES: tuple[Signature, ...] = (
             "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc",
             "python3: /opt/DeepEP/csrc/hybrid_ep/extension/permute.cu:412: void permute_launcher(PermuteArgs) [with"
             " DType = short unsigned int]: Assertion 'args.output_tokens_ptr != nullptr' failed.",
+            "srun: error: jade751: tasks 580,588,596: Segmentation fault",
+            "2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to"
+            " shutdown with signal 4 rank=0",
         ),
         near_misses=(
             "torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",
             "Fatal Python error: Aborted",
+            "ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 9 rank=0",
             "Signal (15) received.",
             "[k8s-slave03:00956] Signal: Terminated (15)",
             "terminate called after throwing an instance of 'c10::DistBackendError'",
@@ -1817,6 +1917,17 @@ SIGNATURES: tuple[Signature, ...] = (
             # MXNet's pooled storage ("cudaMalloc failed: out of memory"), glog's CHECK on cudaSuccess in Caffe and
             # others ("Check failed: error == cudaSuccess (2 vs. 0)  out of memory")
             r"|cudaMalloc failed: out of memory|\(2 vs\. 0\)\s{1,4}out of memory"
+            # TensorRT-LLM's CUDA check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s", the call or "error"
+            # and cudaGetErrorString), TensorRT failing to create an execution context ("initializeExecutionContext
+            # ... Error Code 2: OutOfMemory"; the builder's failed allocations for one tactic are warnings it skips)
+            r"|CUDA runtime error in [^\n]{1,300}?: out of memory"
+            r"|initializeExecutionContext[^\n]{0,100}?Error Code 2: OutOfMemory"
+            # vLLM V1's KV cache check ("To serve at least one request with the models's max seq len (%d), (%.2f GiB
+            # KV cache is needed, which is larger than the available KV cache memory (%.2f GiB)"); TGI's and LoRAX's
+            # warm-up catching the OOM ("Not enough memory to handle %d prefill tokens. You need to decrease
+            # `--max-batch-prefill-tokens`")
+            r"|KV cache is needed, which is larger than the available KV cache memory"
+            r"|Not enough memory to handle \d{1,9} prefill tokens"
         ),
         extract=cuda_oom,
         summary="GPU out of memory (tried to allocate {tried})",
@@ -1838,6 +1949,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "runtime error: out of memory",
             "driver error: out of memory",
             "Dst tensor is not initialized",
+            "CUDA runtime error in",
+            "Error Code 2: OutOfMemory",
+            "larger than the available KV cache memory",
+            "prefill tokens",
             "Failed to allocate request for",
             "cudaMalloc failed: out of memory",
             "vs. 0) out of memory",
@@ -1866,6 +1981,15 @@ SIGNATURES: tuple[Signature, ...] = (
             "E pjrt_stream_executor_client.cc:1981] Execution of replica 0 failed: Resource exhausted: Failed to"
             " allocate request for 32.00MiB (33554432B) on device ordinal 0",
             "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+            "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in error: out of memory"
+            " (/home/jenkins/agent/workspace/LLM/main/L0_PostMerge/tensorrt_llm/cpp/tensorrt_llm/runtime/ipcUtils.cpp:48)",
+            "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory"
+            " (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)",
+            "ERROR - [executionContext.cpp::initializeExecutionContext::644] Error Code 2: OutOfMemory (Requested size"
+            " was 149635638784 bytes.)",
+            "22.5 GiB KV cache is needed, which is larger than the available KV cache memory (17.39 GiB).",
+            "RuntimeError: Not enough memory to handle 1024 prefill tokens. You need to decrease"
+            " `--max-batch-prefill-tokens`",
         ),
         near_misses=(
             "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
@@ -1879,11 +2003,14 @@ SIGNATURES: tuple[Signature, ...] = (
         # file:line", and the driver API's names (CUDA_ERROR_ECC_UNCORRECTABLE in TensorFlow's stream executor).
         pattern=rx(
             _CUDA_ERROR + r"(?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
+            # TensorRT-LLM's check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s (file:line)")
+            r"|\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in [^\n]{1,300}?: (?P<trt_error>[^\n(]{0,200}?[^\s(])"
+            r"(?: \([^\n]{1,300}\))?[ \t]*$"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
             # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s", printed before THError raises
             # "cuda runtime error (%d) : %s" (read above when it comes). Not THCGeneral.cpp's "invalid argument"
-            # (error=11) of 1.0-1.1 on newer GPUs and CUDA: raised within the library and caught there, the run
+            # (error=11) of 0.4-1.1 on newer GPUs and CUDA: raised within the library and caught there, the run
             # goes on (pytorch/pytorch#15797)
             r"|THCudaCheck FAIL file=(?!\S{0,300}THCGeneral\.cpp line=\d{1,6} error=11 )\S{1,300} line=\d{1,6}"
             r" error=(?P<thc_code>\d{1,4}) : (?P<thc_error>[^\n]{0,200}?[^\s])"
@@ -2077,8 +2204,8 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
             # (also as the binary a wrapper renamed it to: MPIJob's launcher runs "mpirun.real")
-            r"mpirun(?:\.real)? noticed that process rank (?P<failed_rank>\d+) with PID (?P<pid>\S{1,32}) on node"
-            r"(?: (?P<host>(?!exited )\S{1,253}))? exited on signal (?P<signal>\d+)"
+            r"(?:mpirun|mpiexec|orterun|prterun)(?:\.real)? noticed that process rank (?P<failed_rank>\d+) with PID"
+            r" (?P<pid>\S{1,32}) on node(?: (?P<host>(?!exited )\S{1,253}))? exited on(?:\s{1,4}signal (?P<signal>\d+)|\s*$)"
         ),
         summary="mpirun: rank {failed_rank} on {host} exited on signal {signal}",
         phrases=("noticed that process rank",),
@@ -2088,6 +2215,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "mpirun noticed that process rank 0 with PID 0 on node exited on signal 4 (Illegal instruction).",
             "mpirun.real noticed that process rank 1 with PID 39 on node mpi-test-2-mpijob-worker-1 exited on signal 9"
             " (Killed).",
+            "mpiexec noticed that process rank 0 with PID 10313 on node proton exited on \nsignal 6 (Aborted).",
         ),
         near_misses=("mpirun: process rank 3 with PID 1234 started on node gpu-node-7",),
     ),
@@ -2143,15 +2271,21 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
             r"An MPI communication peer process has\s{1,4}unexpectedly disconnected"
-            r"|ORTE has lost communication with (?:a remote daemon|its daemon located on node)"
+            # (PRRTE, Open MPI 5's runtime: "PRTE has lost communication with a remote daemon.")
+            r"|(?:ORTE|PRTE) has lost communication with (?:a remote daemon|its daemon located on node)"
         ),
         summary="Open MPI: a peer process or its node's daemon was lost",
-        phrases=("peer process has unexpectedly disconnected", "ORTE has lost communication with"),
+        phrases=(
+            "peer process has unexpectedly disconnected",
+            "ORTE has lost communication with",
+            "PRTE has lost communication with",
+        ),
         examples=(
             "An MPI communication peer process has unexpectedly disconnected.  This\nusually indicates a failure in"
             " the peer process (e.g., a crash or\notherwise exiting without calling MPI_FINALIZE first).",
             "ORTE has lost communication with a remote daemon.\n\n  HNP daemon   : [[43015,0],0] on node launcher",
             " ORTE has lost communication with its daemon located on node:\n\n   hostname:  ip-10-15-20-17",
+            "PRTE has lost communication with a remote daemon.",
         ),
         near_misses=("ORTE has established communication with a remote daemon",),
     ),
@@ -2159,17 +2293,24 @@ SIGNATURES: tuple[Signature, ...] = (
         name="mpirun-nonzero-exit",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
-            r"(?:mpirun|Horovod) detected that one or more processes exited with non-zero status"
+            r"(?:(?:mpirun|mpiexec|orterun|prterun|prun)(?:\.real)?|Horovod) detected that one or more processes exited"
+            r" with non-zero status"
             r"(?:[\s\S]*?Process name: \[\[\d+,\d+\],(?P<failed_rank>\d+)\])?(?:[\s\S]*?Exit code:\s*(?P<exit_code>-?\d+))?"
+            # the paragraph Open MPI prints before it (help-orterun.txt "Primary job  terminated normally, but %d
+            # process(es) returned\na non-zero exit code. Per user-direction, the job has been aborted."), also alone
+            r"|Primary job\s{1,4}terminated normally, but \d{1,7} process(?:es)? returned(?:\s{1,4}a non-zero exit code|\s*$)"
         ),
         summary="mpirun: a rank exited with a non-zero status",
-        phrases=("detected that one or more processes exited with non-zero status",),
+        phrases=("detected that one or more processes exited with non-zero status", "Primary job"),
         convert={"failed_rank": int, "exit_code": int},
         examples=(
             "mpirun detected that one or more processes exited with non-zero status, thus causing\nthe job to be"
             " terminated. The first process to do so was:\n\n  Process name: [[41593,1],3]\n  Exit code:    1",
             "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the"
             " job to be terminated. The first process to do so was:\nProcess name: worker-1[0]\nExit code: 137",
+            "mpiexec detected that one or more processes exited with non-zero status, thus causing",
+            "Primary job  terminated normally, but 1 process returned\na non-zero exit code. Per user-direction, the job"
+            " has been aborted.",
         ),
         near_misses=("mpirun: all processes exited with status 0",),
     ),
@@ -2910,6 +3051,22 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("slurmstepd: error: *** JOB 13055114 ON compute-h-17-51 CANCELLED AT 2020-07-11T22:48:26 ***",),
     ),
     Signature(
+        # ... and for a task of the step that failed ("... DUE TO TASK FAILURE ***", srun's --kill-on-bad-exit):
+        # the other tasks are torn down for it
+        name="slurm-task-failure",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"\*\*\* (?:JOB|STEP) [\w.]{1,64}(?: ON \S{1,128})? CANCELLED AT \S{1,40} DUE TO TASK FAILURE \*\*\*"
+        ),
+        summary="Slurm cancelled the step because one of its tasks failed",
+        phrases=("DUE TO TASK FAILURE",),
+        examples=(
+            "[2026-04-29T23:36:37.809] error: *** STEP 52222788.0 ON nid002888 CANCELLED AT 2026-04-29T23:36:37 DUE TO"
+            " TASK FAILURE ***",
+        ),
+        near_misses=("slurmstepd: error: *** STEP 52222788.0 ON nid002888 CANCELLED AT 2026-04-29T23:36:37 ***",),
+    ),
+    Signature(
         # ... and for a job of higher priority ("... DUE TO PREEMPTION ***"): the scheduler's preemption
         name="slurm-preemption",
         kind=Kind.PREEMPTED,
@@ -3272,17 +3429,25 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         # torch.distributed.elastic / c10d could not reach the rendezvous store (RendezvousConnectionError, "The
         # client socket has timed out after %s while trying to connect to %s"): the store's host not up yet, gone,
-        # or unreachable; it says where, not why, so it decides nothing (no application error either)
+        # or unreachable; or not enough nodes joined before the rendezvous' deadline (RendezvousTimeoutError, raised
+        # bare): peers that never came, for whatever reason. It says where, not why, so it decides nothing (no
+        # application error either)
         name="rendezvous-unreachable",
         kind=Kind.LOG_LINE,
         pattern=rx(
-            r"RendezvousConnectionError|The client socket has timed out after \d{1,6}s? while trying to connect"
+            r"RendezvousConnectionError|RendezvousTimeoutError"
+            r"|The client socket has timed out after \d{1,6}s? while trying to connect"
             # c10d's store-based barrier missing ranks ("Timed out initializing process group in store based
             # barrier on rank: %d, for key: %s (world_size=%d, worker_count=%d, timeout=%s)")
             r"|Timed out initializing process group in store based barrier"
         ),
         summary="could not reach the rendezvous store: {line}",
-        phrases=("RendezvousConnectionError", "The client socket has timed out after", "store based barrier"),
+        phrases=(
+            "RendezvousConnectionError",
+            "RendezvousTimeoutError",
+            "The client socket has timed out after",
+            "store based barrier",
+        ),
         severity=Severity.WARNING,
         extract=whole,
         examples=(
@@ -3290,6 +3455,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " failed. See inner exception for details.",
             "[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to"
             " 192.0.0.1:1234",
+            "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
         ),
         near_misses=("[I socket.cpp:787] [c10d] The client socket has connected to [::ffff:10.0.0.1]:29500",),
     ),

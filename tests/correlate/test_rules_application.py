@@ -109,6 +109,24 @@ def test_a_startup_probe_kill_is_the_kubelets_like_a_liveness_kill_and_its_failu
     assert single(failed, exited(P, N, at(31), 137)).cause != "liveness-probe"
 
 
+def test_a_probe_kill_before_the_containers_last_start_ended_an_earlier_run():
+    """The startup probe killed the first run; the restart came up and then crashed: the kill is the earlier run's,
+    not this end's."""
+    killed = ev(Kind.KILLING, at(10), P, N, message="Container app failed startup probe, will be restarted")
+    restarted = ev(Kind.CONTAINER_STARTED, at(10, 30), P, N)
+    crash = ev(Kind.APP_EXCEPTION, at(20), P, N, source="logs", exception="ValueError", message="bad batch")
+    assert single(killed, restarted, crash, exited(P, N, at(20, 5), 1)).cause == "application-error"
+    liveness = ev(Kind.KILLING, at(10), P, N, message="Container app failed liveness probe, will be restarted")
+    assert single(liveness, restarted, crash, exited(P, N, at(20, 5), 1)).cause == "application-error"
+
+
+def test_a_startup_or_readiness_probe_pointed_at_a_liveness_endpoint_is_no_liveness_failure():
+    for probe in ("Startup", "Readiness"):
+        message = f'{probe} probe failed: Get "http://10.244.0.34:8080/actuator/health/liveness": connection refused'
+        failed = ev(Kind.PROBE_FAILED, at(30), P, N, probe=probe.lower(), message=message)
+        assert single(failed, exited(P, N, at(31), 1)).cause != "liveness-probe"
+
+
 def test_readiness_probe_failures_do_not_explain_a_crash():
     v = single(
         ev(Kind.PROBE_FAILED, at(30), P, N, probe="readiness"),

@@ -187,18 +187,8 @@ def since_last_start(case: Case, rule: Rule) -> Finding | None:
     or after its last container start (a restart that could not happen). A pull or a mount that failed and was
     retried before the pod ran is no cause of a death hours later."""
     hits = case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)
-    pod = case.fate.pod
-    starts = [c.started for c in pod.containers if c.started is not None and not c.init]
-    # ... or after the kubelet's last "Started" Event of one of its containers (the status may hold an earlier
-    # start): its volumes were mounted and its image pulled (an init container's start says nothing of the others)
-    inits = {c.name for c in pod.containers if c.init}
-    starts += [
-        e.at
-        for e in map(case.event, case.find(_STARTED, POD, rule.before, rule.after))
-        if not e.attrs.get("init") and e.subject.container not in inits
-    ]
-    if starts:
-        last = max(starts)
+    last = _last_start(case, rule)
+    if last is not None:
         # a scheduling failure (a missing claim) is over once the pod was placed: never the cause of a pod that ran;
         # nor a sandbox the kubelet could not make again after the pod's end (its node rebooted, its network gone)
         hits = tuple(
@@ -213,6 +203,35 @@ def since_last_start(case: Case, rule: Rule) -> Finding | None:
     later = [case.event(i).at for i in case.fate.events if case.event(i).kind == Kind.FAILED_SCHEDULING]
     hits = tuple(i for i in hits if not _scheduling(case.event(i)) or all(t <= case.event(i).at for t in later))
     return found(case, rule, hits) if hits else None
+
+
+def _last_start(case: Case, rule: Rule) -> datetime | None:
+    """When the pod's containers last started: the status's, or the kubelet's last "Started" Event of one of them
+    (the status may hold an earlier start); an init container's start says nothing of the others."""
+    pod = case.fate.pod
+    starts = [c.started for c in pod.containers if c.started is not None and not c.init]
+    inits = {c.name for c in pod.containers if c.init}
+    starts += [
+        e.at
+        for e in map(case.event, case.find(_STARTED, POD, rule.before, rule.after))
+        if not e.attrs.get("init") and e.subject.container not in inits
+    ]
+    return max(starts) if starts else None
+
+
+def probe_since_last_start(case: Case, rule: Rule) -> Finding | None:
+    """A health probe's failures and kill after the container's last start: a kill before it ended an earlier run
+    of the container (a startup probe's, then the restart came up), not this one."""
+    last = _last_start(case, rule)
+    hits = tuple(
+        i
+        for i in case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)
+        if last is None or case.event(i).at >= last
+    )
+    if not hits:
+        return None
+    support = tuple(i for s in rule.support for i in case.find(s.kinds, s.on, s.before, s.after, s.where))
+    return found(case, rule, hits, support)
 
 
 def _scheduling(event: TimelineEvent) -> bool:
@@ -382,7 +401,10 @@ _SANDBOX_NEAR = timedelta(minutes=1)
 
 def _not_a_fault_reason(event: TimelineEvent) -> bool:
     """Every stop counts but a disruption the kubelet or a controller made for a reason of its own (pressure,
-    shutdown, a taint): those are faults whose rules did not match, not a user's decision."""
+    shutdown, a taint): those are faults whose rules did not match, not a user's decision; nor the kubelet's kill
+    for a failed health probe (one its rule did not take: an earlier run's)."""
+    if event.kind == Kind.KILLING:
+        return not words.probe_kill(event)
     if event.kind != Kind.DISRUPTION_TARGET:
         return True
     return str(event.attrs.get("reason") or "").lower() in ("", "evictionbyevictionapi")

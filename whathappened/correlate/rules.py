@@ -88,11 +88,12 @@ RULES: tuple[Rule, ...] = (
     # the pod's own set-up, as its log says it at the end (/dev/shm too small, no usable CUDA driver)
     Rule("setup-in-log", "config-error", 0.8, say.SETUP_IN_LOG, _kinds(Kind.CONFIG_ERROR), before=MINUTES_15,
          where=words.from_log, before_stop=True),
+    # (a probe's kill before the container's last start ended an earlier run of it, not this one)
     Rule("liveness", "liveness-probe", 0.85, say.LIVENESS, _kinds(Kind.KILLING, Kind.PROBE_FAILED),
-         before=MINUTES_15, where=words.liveness, support=(_PROBES,)),
+         before=MINUTES_15, where=words.liveness, support=(_PROBES,), check=checks.probe_since_last_start),
     # the contract has no code of its own for a startup probe: the kubelet's kill for a failed health probe
     Rule("startup-probe", "liveness-probe", 0.85, say.STARTUP_PROBE, _kinds(Kind.KILLING), before=MINUTES_15,
-         where=words.startup_kill),
+         where=words.startup_kill, check=checks.probe_since_last_start),
     Rule("deadline", "deadline-exceeded", 0.9, say.DEADLINE, _kinds(Kind.DEADLINE_EXCEEDED, Kind.POD_FAILED),
          before=MINUTES_15, where=words.deadline),
     Rule("job-deadline", "deadline-exceeded", 0.85, say.DEADLINE, _kinds(Kind.DEADLINE_EXCEEDED), on=JOB,

@@ -78,6 +78,11 @@ REACTION_EXCEPTION_WORDS = (
     "raysystemerror: system error: rpc error",
     "possible unhandled error from worker",
     "enginedeaderror",
+    # vLLM's front end when its engine process did not come up ("Engine process failed to start. See stack trace
+    # for the root cause.", V1's "Engine core initialization failed. See root cause above."): the cause is the
+    # engine's own lines
+    "engine process failed to start",
+    "engine core initialization failed",
     "stream did not block host until done; was already in an error state",
     "trainingfailederror",
     "gpu sync failed",
@@ -312,7 +317,9 @@ _LIVENESS_KILL_WORDS = ("liveness", "is unhealthy, it will be killed")
 
 def liveness(event: TimelineEvent) -> bool:
     if event.kind == Kind.PROBE_FAILED:
-        return str(event.attrs.get("probe") or "").lower() == "liveness" or "liveness" in text_of(event)
+        # the probe the message names ("Startup probe failed: Get .../actuator/health/liveness" is a startup probe's)
+        probe = str(event.attrs.get("probe") or "").lower()
+        return probe == "liveness" if probe else "liveness probe" in text_of(event)
     text = text_of(event)
     return any(w in text for w in _LIVENESS_KILL_WORDS)
 
@@ -321,6 +328,11 @@ def startup_kill(event: TimelineEvent) -> bool:
     """The kubelet killing a container whose startup probe used up its failures ("Container x failed startup probe,
     will be restarted"): its own Killing message, not the probe's Unhealthy rows (those alone kill nothing)."""
     return event.kind == Kind.KILLING and "failed startup probe" in text_of(event)
+
+
+def probe_kill(event: TimelineEvent) -> bool:
+    """The kubelet's kill for a failed liveness or startup probe."""
+    return event.kind == Kind.KILLING and (liveness(event) or startup_kill(event))
 
 
 def deadline(event: TimelineEvent) -> bool:

@@ -54,10 +54,17 @@ def test_every_signature_stays_within_a_bound_of_a_substring_scan_on_1_mb_lines(
     pattern that retried a long run from every position took minutes here."""
     for what, line in ADVERSARIAL:
         scan = _scan_s(line)
-        started = time.perf_counter()
-        signature.search(bounded(normalize(line)))
-        took = time.perf_counter() - started
-        assert took <= 200 * scan + 0.05, f"{signature.name} on {what}: {took * 1000:.1f} ms"
+        bound = 200 * scan + 0.05
+        took = _search_s(signature, line)
+        if took > bound:  # the best of three: one run preempted on a busy machine is no slow pattern
+            took = min(took, _search_s(signature, line), _search_s(signature, line))
+        assert took <= bound, f"{signature.name} on {what}: {took * 1000:.1f} ms"
+
+
+def _search_s(signature, line: str) -> float:
+    started = time.perf_counter()
+    signature.search(bounded(normalize(line)))
+    return time.perf_counter() - started
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -221,3 +221,16 @@ def test_the_net_plugins_warnings_as_it_fails_to_start_are_its_fallback() -> Non
     closed = "gpu-3:311:402 [0] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer 10.0.0.7<41033>"
     magic = "gpu-3:311:999 [0] misc/socket.cc:483 NCCL WARN socketFinalizeAccept: wrong magic 7 != 3"
     assert Kind.NCCL_ERROR in _node_kinds(_container(0, closed), _container(0.5, magic))
+
+
+def test_llama_cpps_failed_allocation_it_retries_without_pipeline_parallelism_is_no_oom() -> None:
+    """llama.cpp's cudaMalloc failing, then "retrying without pipeline parallelism": it caught its OOM and went on."""
+    oom = (
+        "1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 51748.72 MiB on device 1: cudaMalloc"
+        " failed: out of memory"
+    )
+    retry = "1.06.520.107 W sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism"
+    assert Kind.CUDA_OOM not in _node_kinds(_container(0, oom), _container(0.03, retry))
+    assert Kind.CUDA_OOM not in _node_kinds(_container(0, f"{oom}\n{retry}"))
+    assert Kind.CUDA_OOM in _node_kinds(_container(0, oom))  # alone: out of memory
+    assert Kind.CUDA_OOM in _node_kinds(_container(0, oom), _container(60, retry))  # a later retry settles no OOM
