@@ -835,13 +835,18 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.NCCL_ERROR,
         pattern=rx(
             r"(?P<nccl_result>\bncclInternalError\b|\bncclInvalidUsage\b|\bncclInvalidArgument\b|NCCL error: internal error"
-            r"|NCCL error: invalid usage|NCCL error: invalid argument)"
+            r"|NCCL error: invalid usage|NCCL error: invalid argument"
+            # vLLM's pynccl wrapper ("NCCL Error %d: %s", ncclGetErrorString's words)
+            r"|NCCL Error \d{1,2}: (?:internal error|invalid usage|invalid argument))"
         ),
         summary="NCCL error: {nccl_result}",
         phrases=("ncclInternalError", "ncclInvalidUsage", "ncclInvalidArgument", "NCCL error"),
         convert=_NCCL_RESULT,
         extract=ranked,
-        examples=("torch.distributed.DistBackendError: NCCL error: internal error - please report this issue",),
+        examples=(
+            "torch.distributed.DistBackendError: NCCL error: internal error - please report this issue",
+            "RuntimeError: NCCL Error 3: internal error - please report this issue to the NCCL developers",
+        ),
         near_misses=("ncclInternalErrorCount=0 in the last health report",),
     ),
     Signature(
@@ -1194,6 +1199,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # driver / cuda driver combination", "forward compatibility was attempted on non supported HW"; torch's
         # cudaGetDeviceCount failing with 500 "named symbol not found", a runtime newer than the driver)
         pattern=rx(
+            # (not Triton's pinned memory pool failing on it: a warning, the server goes on without it)
+            r"(?<!failed to allocate pinned system memory: )"
             r"(?P<error>CUDA driver version is insufficient for CUDA runtime version|Found no NVIDIA driver on your"
             r" system|cudaErrorInsufficientDriver|The NVIDIA driver on your system is too old"
             r"|no CUDA-capable device is detected|Failed to initialize NVML: Driver/library version mismatch"
@@ -1213,7 +1220,12 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|set the docker default runtime to)"
             # the version mismatch by its code name (NVML_ERROR_LIB_RM_VERSION_MISMATCH, go-nvml's
             # ERROR_LIB_RM_VERSION_MISMATCH)
-            r"|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b)"
+            r"|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b"
+            # a runtime API the installed driver is too old for (cudaErrorCallRequiresNewerDriver), and NGC images'
+            # banner on a driver older than the image needs ("... was detected and compatibility mode is
+            # UNAVAILABLE.", "[[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]")
+            r"|API call is not supported in the installed CUDA driver|compatibility mode is UNAVAILABLE"
+            r"|CUDA Driver UNAVAILABLE \(cuInit\(0\) returned \d{1,4}\))"
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
@@ -1233,6 +1245,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "could not load NVML",
             "If this is a GPU node, did you",
             "ERROR_LIB_RM_VERSION_MISMATCH",
+            "API call is not supported in the installed CUDA driver",
+            "compatibility mode is UNAVAILABLE",
+            "CUDA Driver UNAVAILABLE",
         ),
         wildcards=("?*error_library_not_found", "?*error_lib_rm_version_mismatch"),
         fixed={"reason": "CUDA driver"},
@@ -1257,9 +1272,14 @@ SIGNATURES: tuple[Signature, ...] = (
             "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
             " functions before calling NumCudaDevices() that might have already set an error? Error 500: named symbol"
             " not found (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
+            "[TM][ERROR] CUDA runtime error: API call is not supported in the installed CUDA driver",
+            "       version 440.64.00 was detected and compatibility mode is UNAVAILABLE.",
+            "       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]",
         ),
         near_misses=(
             "CUDA driver version: 12.4, CUDA runtime version: 12.1",
+            "E0612 pinned_memory_manager.cc:202] failed to allocate pinned system memory: CUDA driver version is"
+            " insufficient for CUDA runtime version",
             "KeyError: named symbol not found in the registry",
         ),
     ),
@@ -1525,7 +1545,8 @@ SIGNATURES: tuple[Signature, ...] = (
         name="worker-killed-by-signal",
         kind=Kind.LOG_LINE,
         pattern=rx(
-            r"CalledProcessError: Command [^\n]{1,4000}? died with <Signals\.(?P<signal>SIG[A-Z]{2,8}): \d{1,2}>"
+            # (a SIGSEGV, SIGILL or SIGFPE is the child's own crash: the segfault signature's)
+            r"CalledProcessError: Command [^\n]{1,4000}? died with <Signals\.(?P<signal>SIG(?!SEGV|ILL|FPE)[A-Z]{2,8}): \d{1,2}>"
         ),
         summary="a worker was killed by {signal}",
         phrases=("died with",),
@@ -1683,41 +1704,6 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("Assertion `idx_dim >= 0` passed in unit test ScatterGatherKernel.cu",),
     ),
     Signature(
-        # TensorRT-LLM's own checks (TLLM_CHECK: "[TensorRT-LLM][ERROR] Assertion failed: %s (%s:%d)", also inside a
-        # TllmException or Triton's model table): the program's configuration or build (ranks that do not match the
-        # engine's tensor and pipeline parallelism, an engine built by another version)
-        name="trtllm-assertion",
-        kind=Kind.APP_EXCEPTION,
-        pattern=rx(r"\[TensorRT-LLM\]\[ERROR\] Assertion failed:\s{0,4}(?P<message>[^\n|]{0,300}[^\s|])?"),
-        summary="TensorRT-LLM's check failed: {message}",
-        phrases=("[TensorRT-LLM][ERROR] Assertion failed",),
-        fixed={"exception": "TensorRT-LLM assertion"},
-        examples=(
-            "[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: [TensorRT-LLM][ERROR] Assertion failed: d == a +"
-            " length (/app/tensorrt_llm/cpp/tensorrt_llm/plugins/gemmPlugin/gemmPlugin.cpp:156)",
-            "| tensorrt_llm   | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState:"
-            " [TensorRT-LLM][ERROR] Assertion failed:  |",
-        ),
-        near_misses=("[TensorRT-LLM][INFO] Assertion checks enabled",),
-    ),
-    Signature(
-        # a Rust program's panic ("thread '%s' panicked at '%s', %s:%d:%d" before Rust 1.73, "thread '%s' panicked at
-        # %s:%d:%d:\n%s" since): a bug of the program's own (TGI's router, a tokenizer), judged after the
-        # reactions like a crash
-        name="rust-panic",
-        kind=Kind.APP_EXCEPTION,
-        pattern=rx(r"\bthread '[^'\n]{1,100}' panicked at (?P<message>[^\n]{1,300})"),
-        summary="the program panicked: {message}",
-        phrases=("panicked at",),
-        fixed={"exception": "Rust panic", "crash": True},
-        examples=(
-            "thread 'tokio-runtime-worker' panicked at /usr/src/router/src/server.rs:180:45:",
-            "thread '<unnamed>' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 24 }',"
-            " src/lib.rs:10:5",
-        ),
-        near_misses=("the worker thread 'loader' paused at step 10",),
-    ),
-    Signature(
         # TGI's and LoRAX's launcher when its model download step failed with an error ("Download encountered an
         # error:", its stderr after it; a signal's death is said otherwise): the program could not get its model
         name="tgi-download-failed",
@@ -1749,6 +1735,21 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("Permission denied, please try again.",),
     ),
     Signature(
+        # s6-overlay unable to run one of the image's service scripts ("s6-rc-oneshot-run: fatal: unable to exec
+        # %s: Permission denied", its execute bit lost in the build; "No such file or directory"): it stops the
+        # container before the program runs, the image's set-up
+        name="s6-unable-to-exec",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"s6-[\w-]{1,40}: fatal: unable to exec \S{1,300}: (?P<error>Permission denied|No such file or directory)"
+        ),
+        summary="s6-overlay could not run the image's script: {error}",
+        phrases=("unable to exec",),
+        fixed={"reason": "image's scripts"},
+        examples=("s6-rc-oneshot-run: fatal: unable to exec /etc/s6-overlay/s6-rc.d/init-tor/run: Permission denied",),
+        near_misses=("s6-rc: info: service init-tor: starting",),
+    ),
+    Signature(
         # llama.cpp retrying its compute buffers after a failed allocation ("compute buffer allocation failed,
         # retrying without pipeline parallelism"): the out-of-memory just before it was caught (parse.SETTLED)
         name="llamacpp-alloc-retry",
@@ -1760,6 +1761,54 @@ SIGNATURES: tuple[Signature, ...] = (
             "1.06.520.107 W sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism",
         ),
         near_misses=("compute buffer allocation failed",),
+    ),
+    Signature(
+        # the program's own failures that print no exception class: torch's Module.load_state_dict message on its
+        # own ("Error(s) in loading state_dict for %s:"), a failed check of torch's C++ core in an uncaught
+        # c10::Error ("what():  [enforce fail at inline_container.cc:N] . unexpected pos ...", the checkpoint
+        # writer), ggml's assertion (GGML_ASSERT, which aborts), llama.cpp not knowing the model's architecture,
+        # supervisord's record of its program exiting with an error ("exited: %s (exit status %d; not expected)"),
+        # SageMaker's legacy training container reporting the program's exception ("uncaught exception during
+        # training")
+        name="own-failure-unnamed",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>Error\(s\) in loading state_dict for [\w.]{1,100}:"
+            r"|what\(\):\s{1,4}\[enforce fail at [^\]\n]{1,200}\][^\n]{0,200}"
+            r"|GGML_ASSERT\([^\n]{1,300}?\) failed"
+            r"|unknown model architecture: '[^'\n]{1,60}'"
+            r"|exited: [\w.:-]{1,100} \(exit status (?:[1-9]\d?|1[01]\d|12[0-5]); not expected\)"
+            r"|uncaught exception during training"
+            # Ollama's model runner ending with an error exit (Go's "exit status %d"; a signal is said otherwise)
+            r"|runner process has terminated: exit status (?:[1-9]\d?|1[01]\d|12[0-5])\b)"
+        ),
+        summary="the program failed: {message}",
+        phrases=(
+            "Error(s) in loading state_dict",
+            "enforce fail at",
+            "GGML_ASSERT",
+            "unknown model architecture",
+            "not expected",
+            "uncaught exception during training",
+            "runner process has terminated",
+        ),
+        fixed={"exception": "program error"},
+        examples=(
+            "Error(s) in loading state_dict for Linear:\n\tsize mismatch for weight: copying a param with shape"
+            " torch.Size([0, 17]) from checkpoint, the shape in current model is torch.Size([1, 17]).",
+            "  what():  [enforce fail at inline_container.cc:274] . unexpected pos 3695636864 vs 3695636752",
+            "GGML_ASSERT(tensor->op == GGML_OP_UNARY) failed",
+            "llama_model_load: error loading model: error loading model architecture: unknown model architecture:"
+            " 'phi3'",
+            "ganymede  | 2025-10-12 10:25:35,461 WARN exited: worker (exit status 1; not expected)",
+            "2018-10-02 21:03:52,196 ERROR - container_support.training - uncaught exception during training: :"
+            " Unable to connect to endpoint",
+        ),
+        near_misses=(
+            "INFO exited: worker (exit status 0; expected)",
+            "WARN exited: worker (exit status 0; not expected)",
+            "Loaded state_dict for Linear: 0 missing keys",
+        ),
     ),
     Signature(
         # the process crashing itself: CPython's faulthandler ("Fatal Python error: Segmentation fault"), the
@@ -1776,6 +1825,18 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"Fatal Python error: (?P<message>Segmentation fault|Bus error)|Segmentation fault\s{1,8}\(core dumped\)"
             r"|line \d{1,6}:\s{1,8}\d{1,10} Segmentation fault|Caught signal 11 \(Segmentation fault"
+            # the same deaths by SIGILL and SIGFPE as shells report them (bash's "Illegal instruction (core dumped)",
+            # "Floating point exception (core dumped)", "line N: PID Illegal instruction", zsh's "illegal hardware
+            # instruction"), and as what ran the program does: supervisord ("exited: %s (terminated by SIGSEGV (core
+            # dumped); not expected)"), gunicorn ("Worker with pid %s was terminated due to signal %s"), Go's os/exec
+            # ("signal: segmentation fault (core dumped)"), Python's subprocess ("died with <Signals.SIGSEGV: 11>."),
+            # cog's worker ("FatalWorkerException: ... (exitcode -11)")
+            r"|(?P<sig>(?:Illegal instruction|Floating point exception|illegal hardware instruction)\s{1,8}\(core dumped\)"
+            r"|line \d{1,6}:\s{1,8}\d{1,10} (?:Illegal instruction|Floating point exception)"
+            r"|\(terminated by SIG(?:SEGV|ILL|FPE)\b|was terminated due to signal (?:4|8|11)\b"
+            r"|\bsignal: (?:segmentation fault|illegal instruction|floating point exception)"
+            r"|died with <Signals\.SIG(?:SEGV|ILL|FPE): \d{1,2}>"
+            r"|FatalWorkerException: [^\n]{0,300}?\(exitcode -(?:4|8|11)\))"
             r"|Unexpected segmentation fault encountered in worker|(?:^|[\]>]:\s?)Signal \(11\) received\."
             # Open MPI's handler (opal backtrace: "[host:pid] *** Process received signal ***", "[host:pid] Signal:
             # Segmentation fault (11)")
@@ -1822,11 +1883,22 @@ SIGNATURES: tuple[Signature, ...] = (
             "terminate called after throwing",
             "Assertion",
             "signaled to shutdown with signal",
+            "Illegal instruction",
+            "Floating point exception",
+            "illegal hardware instruction",
+            "terminated by SIG",
+            "terminated due to signal",
+            "signal: segmentation fault",
+            "signal: illegal instruction",
+            "signal: floating point exception",
+            "died with <Signals.SIG",
+            "FatalWorkerException",
         ),
         # judged after the reactions (words.own_crash): a rank crashing as it tears down after an NCCL error
         fixed={"crash": True},
         extract=lambda m, _t: {
             "exception": m.group("message")
+            or m.group("sig")
             or m.group("glibc")
             or m.group("cpp")
             or (m.group("assertion") and "assertion failed")
@@ -1852,6 +1924,12 @@ SIGNATURES: tuple[Signature, ...] = (
             "python3: /opt/DeepEP/csrc/hybrid_ep/extension/permute.cu:412: void permute_launcher(PermuteArgs) [with"
             " DType = short unsigned int]: Assertion 'args.output_tokens_ptr != nullptr' failed.",
             "srun: error: jade751: tasks 580,588,596: Segmentation fault",
+            "Illegal instruction (core dumped)",
+            "[1]    122549 illegal hardware instruction (core dumped)  python predict.py",
+            "2022-05-19 16:37:56,329 INFO exited: flask (terminated by SIGSEGV (core dumped); not expected)",
+            "[2023-04-18 09:58:48 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 4",
+            "Error: llama runner process has terminated: signal: segmentation fault (core dumped)",
+            "subprocess.CalledProcessError: Command '['dot', '-Tsvg']' died with <Signals.SIGSEGV: 11>.",
             "2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to"
             " shutdown with signal 4 rank=0",
         ),
@@ -1859,6 +1937,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",
             "Fatal Python error: Aborted",
             "ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 9 rank=0",
+            "2022-05-19 16:37:56,329 INFO exited: flask (terminated by SIGKILL; not expected)",
+            "[2023-04-18 09:58:48 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 9",
+            "subprocess.CalledProcessError: Command 'x' died with <Signals.SIGKILL: 9>.",
+            "cog.server.exceptions.FatalWorkerException: Prediction failed for an unknown reason. (exitcode -9)",
             "Signal (15) received.",
             "[k8s-slave03:00956] Signal: Terminated (15)",
             "terminate called after throwing an instance of 'c10::DistBackendError'",
@@ -1927,6 +2009,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # warm-up catching the OOM ("Not enough memory to handle %d prefill tokens. You need to decrease
             # `--max-batch-prefill-tokens`")
             r"|KV cache is needed, which is larger than the available KV cache memory"
+            # torch's allocator under a memory fraction ("Allocation on device %d would exceed allowed memory. (out of
+            # memory)")
+            r"|would exceed allowed memory\. \(out of memory\)"
             r"|Not enough memory to handle \d{1,9} prefill tokens"
         ),
         extract=cuda_oom,
@@ -1952,6 +2037,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUDA runtime error in",
             "Error Code 2: OutOfMemory",
             "larger than the available KV cache memory",
+            "would exceed allowed memory",
             "prefill tokens",
             "Failed to allocate request for",
             "cudaMalloc failed: out of memory",
@@ -1990,6 +2076,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "22.5 GiB KV cache is needed, which is larger than the available KV cache memory (17.39 GiB).",
             "RuntimeError: Not enough memory to handle 1024 prefill tokens. You need to decrease"
             " `--max-batch-prefill-tokens`",
+            "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried"
+            " to allocate 100.00 MiB (GPU 0; 7.78 GiB total capacity; 6.83 GiB already allocated",
+            "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
+            " memory. (out of memory)\")', router/src/main.rs:216:18",
         ),
         near_misses=(
             "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
@@ -2004,7 +2094,8 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             _CUDA_ERROR + r"(?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
             # TensorRT-LLM's check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s (file:line)")
-            r"|\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in [^\n]{1,300}?: (?P<trt_error>[^\n(]{0,200}?[^\s(])"
+            r"|(?<!forward function: )(?<!forwardAsync function: )"
+            r"\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in [^\n]{1,300}?: (?P<trt_error>[^\n(]{0,200}?[^\s(])"
             r"(?: \([^\n]{1,300}\))?[ \t]*$"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
@@ -2073,6 +2164,51 @@ SIGNATURES: tuple[Signature, ...] = (
             "cuda runtime version 12.4",
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=11 : invalid argument",
         ),
+    ),
+    Signature(
+        # TensorRT-LLM's own checks (TLLM_CHECK: "[TensorRT-LLM][ERROR] Assertion failed: %s (%s:%d)", also inside a
+        # TllmException or Triton's model table): the program's configuration or build (ranks that do not match the
+        # engine's tensor and pipeline parallelism, an engine built by another version)
+        name="trtllm-assertion",
+        kind=Kind.APP_EXCEPTION,
+        # (not one its executor logs for a request and goes on: "Encountered an error in forward(Async) function: ...")
+        pattern=rx(
+            r"(?<!forward function: )(?<!forwardAsync function: )"
+            r"\[TensorRT-LLM\]\[ERROR\] Assertion failed:\s{0,4}(?P<message>[^\n|]{0,300}[^\s|])?"
+        ),
+        summary="TensorRT-LLM's check failed: {message}",
+        phrases=("[TensorRT-LLM][ERROR] Assertion failed",),
+        fixed={"exception": "TensorRT-LLM assertion"},
+        examples=(
+            "[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: [TensorRT-LLM][ERROR] Assertion failed: d == a +"
+            " length (/app/tensorrt_llm/cpp/tensorrt_llm/plugins/gemmPlugin/gemmPlugin.cpp:156)",
+            "| tensorrt_llm   | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState:"
+            " [TensorRT-LLM][ERROR] Assertion failed:  |",
+        ),
+        near_misses=(
+            "[TensorRT-LLM][INFO] Assertion checks enabled",
+            "[TensorRT-LLM][ERROR] Encountered an error in forward function: [TensorRT-LLM][ERROR] Assertion failed:"
+            " freeBlockIterator.has_value() (/app/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:249)",
+        ),
+    ),
+    Signature(
+        # a Rust program's panic ("thread '%s' panicked at '%s', %s:%d:%d" before Rust 1.73, "thread '%s' panicked at
+        # %s:%d:%d:\n%s" since): a bug of the program's own (TGI's router, a tokenizer); the main thread's ends the
+        # process (judged after the reactions, like a crash), a worker thread's may be caught by its runtime (read
+        # as an exception). After the CUDA signatures: a panic that quotes a CUDA error is that error
+        name="rust-panic",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"\bthread '(?P<thread>[^'\n]{1,100})' panicked at (?P<message>[^\n]{1,300})"),
+        summary="the program panicked: {message}",
+        phrases=("panicked at",),
+        fixed={"exception": "Rust panic"},
+        extract=lambda m, _t: {"crash": True} if m.group("thread") == "main" else {},
+        examples=(
+            "thread 'tokio-runtime-worker' panicked at /usr/src/router/src/server.rs:180:45:",
+            "thread '<unnamed>' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 24 }',"
+            " src/lib.rs:10:5",
+        ),
+        near_misses=("the worker thread 'loader' paused at step 10",),
     ),
     Signature(
         name="torchelastic-sigterm-received",

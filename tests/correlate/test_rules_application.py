@@ -120,6 +120,16 @@ def test_a_probe_kill_before_the_containers_last_start_ended_an_earlier_run():
     assert single(liveness, restarted, crash, exited(P, N, at(20, 5), 1)).cause == "application-error"
 
 
+def test_a_probe_kill_the_kubelet_restarted_after_is_still_that_ends_cause():
+    """The kubelet brings the container back seconds after a probe killed it: that restart is the next run's, not a
+    start before this end."""
+    for probe in ("liveness", "startup"):
+        failed = ev(Kind.PROBE_FAILED, at(28, 50), P, N, probe=probe, message=f"{probe.title()} probe failed: timeout")
+        killed = ev(Kind.KILLING, at(29), P, N, message=f"Container app failed {probe} probe, will be restarted")
+        restarted = ev(Kind.CONTAINER_STARTED, at(29, 45), P, N)
+        assert single(failed, killed, exited(P, N, at(29, 30), 137), restarted).cause == "liveness-probe"
+
+
 def test_a_startup_or_readiness_probe_pointed_at_a_liveness_endpoint_is_no_liveness_failure():
     for probe in ("Startup", "Readiness"):
         message = f'{probe} probe failed: Get "http://10.244.0.34:8080/actuator/health/liveness": connection refused'

@@ -206,8 +206,10 @@ def since_last_start(case: Case, rule: Rule) -> Finding | None:
 
 
 def _last_start(case: Case, rule: Rule) -> datetime | None:
-    """When the pod's containers last started: the status's, or the kubelet's last "Started" Event of one of them
-    (the status may hold an earlier start); an init container's start says nothing of the others."""
+    """When the pod's containers last started before this end: the status's, or the kubelet's last "Started" Event
+    of one of them (the status may hold an earlier start); an init container's start says nothing of the others,
+    and a restart after the end (the kubelet bringing the container back after a probe killed it) is the next
+    run's."""
     pod = case.fate.pod
     starts = [c.started for c in pod.containers if c.started is not None and not c.init]
     inits = {c.name for c in pod.containers if c.init}
@@ -216,6 +218,7 @@ def _last_start(case: Case, rule: Rule) -> datetime | None:
         for e in map(case.event, case.find(_STARTED, POD, rule.before, rule.after))
         if not e.attrs.get("init") and e.subject.container not in inits
     ]
+    starts = [at for at in starts if at <= case.fate.ended]
     return max(starts) if starts else None
 
 

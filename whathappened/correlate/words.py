@@ -83,6 +83,12 @@ REACTION_EXCEPTION_WORDS = (
     # engine's own lines
     "engine process failed to start",
     "engine core initialization failed",
+    # ... and its worker processes' ("WorkerProc initialization failed due to an exception in a background
+    # process"), TensorRT-LLM's executor proxy ("Executor worker returned error"), SGLang's rank that loaded while
+    # others did not ("could finish the model loading, but there are other ranks that didn't finish loading")
+    "workerproc initialization failed",
+    "executor worker returned error",
+    "other ranks that didn't finish loading",
     "stream did not block host until done; was already in an error state",
     "trainingfailederror",
     "gpu sync failed",
