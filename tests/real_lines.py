@@ -74,12 +74,13 @@ ADMISSION_REASONS = frozenset(
     }
 )
 _ADMISSION_MESSAGE = re.compile(r"^\s*(?:Pod was rejected: |Pod )?Allocate failed due to")
-# Events only a pod that never ran gets (the scheduler's, and cluster-autoscaler's about a pending pod)
+# Events only a pod that never ran gets (the scheduler's and its extenders', HAMi's FilteringFailed, and
+# cluster-autoscaler's about a pending pod)
 # (failedScheduling: its 2015 spelling; Pending: Kueue holding the workload back, its pods never created; a gang
 # scheduler's pod group Unschedulable; a Job controller's FailedCreate: the pod never created)
 NEVER_RAN_REASONS = frozenset(
     {"FailedScheduling", "failedScheduling", "NotTriggerScaleUp", "Pending", "Unschedulable", "NotEnoughResources",
-     "FailedCreate"}
+     "FailedCreate", "FilteringFailed"}
 )  # fmt: skip
 # kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message; get's object column
 # ("node/ip-10-1-2-3"); custom columns (first and last seen, count, source) before the type, the message right after

@@ -76,6 +76,8 @@ REASONS: dict[str, Reason] = {
     # ("AssumePod failed: pod ... is in the cache, so can't be assumed": the scheduler's own cache racing a bind it
     # already made, retried, not a shortage)
     "FailedScheduling": Reason(Kind.FAILED_SCHEDULING, refine=(*_MISSING_CLAIM, *_SCHEDULER_RACE)),
+    # HAMi's scheduler extender finding no node ("no available node, all node scores do not meet")
+    "FilteringFailed": Reason(Kind.FAILED_SCHEDULING),
     # Kueue holding a workload back for quota ("couldn't assign flavors to pod set ...: insufficient unused quota",
     # "Workload no longer fits after processing another workload"): its pods are never created to run
     "Pending": Reason(

@@ -110,9 +110,10 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
 # A traceback's final line: "ExceptionName: message" at the start of a line, or after a log prefix that ends in a
 # closing bracket or a pipe and a blank ("2025-01-11 13:09:40 engine.py:366] ", "[default2]:[rank2]: ", "(pid=42) ",
 # "vllm-1  | ", srun's "3: "), never after words ("WARNING: retrying after error: ConnectionError: ..." is no final line, the
-# program went on); Python's bare "Exception" too.
+# program went on) nor after a "[WARNING]" level (Dynamo logging the error it fell back to eager from); Python's bare
+# "Exception" too.
 FINAL = re.compile(
-    r"^(?:[^\n]{0,160}?[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8}"
+    r"^(?:[^\n]{0,160}?(?<!\[WARNING)(?<!\[WARN)[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8}"
     # Open MPI's --tag-output ("[1,0]<stderr>:", horovodrun's gloo launcher "[2]<stderr>:"), srun's --label ("3: "),
     # and a log's own timestamp ("2022-01-23 02:08:36.029 ")
     r"|[^\n]{0,80}?\[\d{1,6}(?:,\d{1,6})?\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}"
@@ -122,7 +123,10 @@ FINAL = re.compile(
     # torch._dynamo.exc.FailOnRecompileLimitHit, sqlalchemy.exc.OperationalError)
     r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors|exc)\.[A-Z]\w*(?=:|$)"
     # the standard library's few that end otherwise (zipfile.BadZipFile, gzip.BadGzipFile)
-    r"|(?:[A-Za-z_]\w*\.)*Bad(?:Zip|Gzip)File(?=:|$))"
+    r"|(?:[A-Za-z_]\w*\.)*Bad(?:Zip|Gzip)File(?=:|$)"
+    # pynvml's class per NVML error, those the program's own calls earn (not Unknown, GpuIsLost, DriverNotLoaded:
+    # the GPU or the driver, read by their signatures or deciding nothing)
+    r"|(?:[A-Za-z_]\w*\.)*NVMLError_(?:NoPermission|NotSupported|InvalidArgument|NotFound|InsufficientSize)(?=:|$))"
     r"(?::[ \t]*(?P<message>.*))?$",
     re.MULTILINE,
 )
@@ -228,7 +232,7 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code")):
         if match.group(error):
             return {"error": match.group(error), "code": int(match.group(code))}
-    for name in ("test_error", "lib_status", "check_error", "sample_error", "trt_error"):
+    for name in ("test_error", "lib_status", "check_error", "sample_error", "trt_error", "busy_error"):
         if match.group(name):
             return {"error": match.group(name)}
     name = match.group("driver_error")

@@ -350,6 +350,9 @@ SETTLED: Mapping[str, tuple[str, timedelta, str | None]] = {
     "nccl-ofi-warn": ("nccl-ofi-init-failed", timedelta(seconds=1), "proc"),
     # llama.cpp's failed allocation that it retries without pipeline parallelism (and goes on)
     "cuda-oom": ("llamacpp-alloc-retry", timedelta(seconds=5), None),
+    # a supervisor's program that it started again at once (supervisord's "spawned: 'x'" for the same x, gunicorn's
+    # "Booting worker": neither side names a program)
+    "supervisor-exited": ("supervisor-restarted", timedelta(seconds=10), "program"),
 }
 
 

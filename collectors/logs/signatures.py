@@ -339,7 +339,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "rpcSendMessage failed",
             "GspRmAlloc failed",
         ),
-        wildcards=("?*error_gpu_is_lost",),
+        wildcards=("?*error_gpu_is_lost", "?*nvmlerror_gpuislost"),
         fixed={"text": "GPU is lost (fallen off the bus)"},
         extract=whole,
         examples=(
@@ -942,9 +942,12 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"gloo/transport/tcp/pair\.cc:\d{1,6}\] (?P<detail>Connection closed by peer [^\n]{0,80}|(?:Read|Write)"
             r" error [^\n]{0,120}|Connect timeout [^\n]{0,80})"
+            # ProcessGroupGloo failing to connect its full mesh ("Gloo connectFullMesh failed with %s", pair.cc's
+            # error after it, whatever its words)
+            r"|Gloo connectFullMesh failed with (?P<mesh>[^\n]{0,200})"
         ),
         summary="Gloo lost its peer: {detail}",
-        phrases=("Connection closed by peer", "Read error", "Write error", "Connect timeout"),
+        phrases=("Connection closed by peer", "Read error", "Write error", "Connect timeout", "connectFullMesh failed"),
         fixed={"backend": "gloo"},
         extract=ranked,
         examples=(
@@ -953,6 +956,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [192.168.70.92]:25266:"
             " Connection reset by peer",
             "  what():  [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:898] Connect timeout [10.0.0.7]:51096",
+            "[rank4]:[E421 02:05:38.764490322 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with"
+            " [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
         ),
         near_misses=("gloo/transport/tcp/pair.cc:210] connected to peer [10.0.0.2]:4001",),
     ),
@@ -1162,16 +1167,24 @@ SIGNATURES: tuple[Signature, ...] = (
             # (not TensorRT's builder dropping one tactic for it: "Skipping tactic 0x... due to exception no kernel
             # image is available ...", it goes on with the others)
             r"(?<!due to exception )(?P<error>no kernel image is available for execution on the device"
-            r"|invalid device function"
+            r"|invalid device function|device kernel image is invalid|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE"
+            # the image's ptxas older than the node's GPU ("ptxas fatal   : Value 'sm_90a' is not defined for option
+            # 'gpu-name'")
+            # (not TensorFlow's XLA quoting it as it falls back to the driver: "... The ptxas error was: ptxas fatal")
+            r"|(?<!The ptxas error was: )ptxas fatal\s{0,4}: Value 'sm_\w{1,8}' is not defined for option 'gpu-name'"
             r"|cudaErrorNoKernelImageForDevice|cudaErrorInvalidDeviceFunction|CUDA_ERROR_NO_BINARY_FOR_GPU)"
         ),
-        summary="the image has no GPU code for this node's GPU: {error}",
+        summary="the image's GPU code does not fit this node's GPU or driver: {error}",
         phrases=(
             "no kernel image is available",
             "invalid device function",
             "cudaErrorNoKernelImageForDevice",
             "cudaErrorInvalidDeviceFunction",
             "CUDA_ERROR_NO_BINARY_FOR_GPU",
+            "device kernel image is invalid",
+            "cudaErrorInvalidKernelImage",
+            "CUDA_ERROR_INVALID_IMAGE",
+            "is not defined for option 'gpu-name'",
         ),
         fixed={"reason": "GPU architecture"},
         examples=(
@@ -1180,6 +1193,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " is available for execution on the device",
             "F0225 14:39:53.618700 10213 vol2col.cu:75] Check failed: error == cudaSuccess (8 vs. 0)  invalid device"
             " function",
+            "RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+            "ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'",
         ),
         near_misses=(
             "CUDA kernel images built for: sm_80 sm_86 sm_90",
@@ -1220,12 +1235,14 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|set the docker default runtime to)"
             # the version mismatch by its code name (NVML_ERROR_LIB_RM_VERSION_MISMATCH, go-nvml's
             # ERROR_LIB_RM_VERSION_MISMATCH)
-            r"|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b"
-            # a runtime API the installed driver is too old for (cudaErrorCallRequiresNewerDriver), and NGC images'
-            # banner on a driver older than the image needs ("... was detected and compatibility mode is
-            # UNAVAILABLE.", "[[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]")
-            r"|API call is not supported in the installed CUDA driver|compatibility mode is UNAVAILABLE"
-            r"|CUDA Driver UNAVAILABLE \(cuInit\(0\) returned \d{1,4}\))"
+            r"|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b|\bNVMLError_(?:LibRmVersionMismatch|DriverNotLoaded)\b"
+            # a runtime API the installed driver is too old for (cudaErrorCallRequiresNewerDriver); not NGC images'
+            # banner on an older driver ("... compatibility mode is UNAVAILABLE", "cuInit(0) returned 804"): minor
+            # version compatibility often runs the image all the same
+            r"|API call is not supported in the installed CUDA driver"
+            # MPS: the client finding no control daemon or server (cudaErrorMpsConnectionFailed, 805), the daemon's
+            # own binary missing from the image ("nvidia-cuda-mps-control: command not found")
+            r"|MPS client failed to connect to the MPS control daemon|nvidia-cuda-mps-control: command not found)"
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
@@ -1245,11 +1262,18 @@ SIGNATURES: tuple[Signature, ...] = (
             "could not load NVML",
             "If this is a GPU node, did you",
             "ERROR_LIB_RM_VERSION_MISMATCH",
+            "NVMLError_LibRmVersionMismatch",
+            "NVMLError_DriverNotLoaded",
             "API call is not supported in the installed CUDA driver",
-            "compatibility mode is UNAVAILABLE",
-            "CUDA Driver UNAVAILABLE",
+            "MPS client failed to connect",
+            "nvidia-cuda-mps-control: command not found",
         ),
-        wildcards=("?*error_library_not_found", "?*error_lib_rm_version_mismatch"),
+        wildcards=(
+            "?*error_library_not_found",
+            "?*error_lib_rm_version_mismatch",
+            "?*nvmlerror_librmversionmismatch",
+            "?*nvmlerror_drivernotloaded",
+        ),
         fixed={"reason": "CUDA driver"},
         examples=(
             "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version",
@@ -1273,13 +1297,17 @@ SIGNATURES: tuple[Signature, ...] = (
             " functions before calling NumCudaDevices() that might have already set an error? Error 500: named symbol"
             " not found (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
             "[TM][ERROR] CUDA runtime error: API call is not supported in the installed CUDA driver",
-            "       version 440.64.00 was detected and compatibility mode is UNAVAILABLE.",
-            "       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]",
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
+            " functions before calling NumCudaDevices() that might have already set an error? Error 805: MPS client"
+            " failed to connect to the MPS control daemon or the MPS server",
+            "./entrypoint.sh: line 5: nvidia-cuda-mps-control: command not found",
+            "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
         ),
         near_misses=(
             "CUDA driver version: 12.4, CUDA runtime version: 12.1",
             "E0612 pinned_memory_manager.cc:202] failed to allocate pinned system memory: CUDA driver version is"
             " insufficient for CUDA runtime version",
+            "       version 440.64.00 was detected and compatibility mode is UNAVAILABLE.",
             "KeyError: named symbol not found in the registry",
         ),
     ),
@@ -1586,8 +1614,14 @@ SIGNATURES: tuple[Signature, ...] = (
         name="storage-error",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
-            r"(?P<message>\[Errno (?:5|28|107|116|121)\] (?:Input/output error|No space left on device|Transport endpoint"
-            r" is not connected|Stale file handle|Remote I/O error)|failed: Transport endpoint is not connected"
+            r"(?P<message>\[Errno (?:5|28|107|108|116|121)\] (?:Input/output error|No space left on device|Transport endpoint"
+            r" is not connected|Cannot send after transport endpoint shutdown|Stale file handle|Remote I/O error)"
+            r"|failed: Transport endpoint is not connected"
+            # coreutils' and tar's own words ("ls: cannot access '%s': Cannot send after transport endpoint shutdown",
+            # "touch: setting times of '%s': Input/output error", "cp: error writing '%s': No space left on device")
+            r"|(?:^|[\s:])(?:ls|cp|mv|touch|cat|mkdir|rm|tar|rsync|dd|head|tail|find|du|stat|ln|chmod|chown): [^\n]{1,300}?:"
+            r" (?:Input/output error|No space left on device|Transport endpoint is not connected|Cannot send after"
+            r" transport endpoint shutdown|Stale file handle|Remote I/O error)$"
             r"|Couldn't reach '[^'\n]{1,200}' on the Hub|An error occurred \([A-Za-z]{3,40}\) when calling the \w{1,64}"
             r" operation"
             # an HTTP client's request failing at ERROR (Rust's reqwest: "error sending request for url (%s)", NIM's
@@ -1599,6 +1633,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "Input/output error",
             "No space left on device",
             "Transport endpoint is not connected",
+            "Cannot send after transport endpoint shutdown",
             "Stale file handle",
             "Remote I/O error",
             "on the Hub",
@@ -1612,6 +1647,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "E tensorflow/core/platform/default/posix_file_system.cc:56] close() failed: Transport endpoint is not"
             " connected",
             "ConnectionError(\"Couldn't reach 'tanganke/sun397' on the Hub (ConnectionError)\")",
+            "ls: cannot access '/remote_artifacts/ping': Cannot send after transport endpoint shutdown",
+            "touch: setting times of '/fsx/x': Input/output error",
             "download failed: s3://bucket/x.gz to x.gz An error occurred (SlowDown) when calling the GetObject operation"
             " (reached max retries: 2): Please reduce your request rate.",
         ),
@@ -1750,6 +1787,43 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("s6-rc: info: service init-tor: starting",),
     ),
     Signature(
+        # the NVIDIA device plugin refusing its own configuration ("unable to validate flags: using MPS requires
+        # --mps-root to be specified") or unable to read MIG devices for want of privileges ("error starting plugins:
+        # ... error getting parent memory info: Insufficient Permissions"): the plugin's set-up
+        name="device-plugin-config",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>unable to validate flags: [^\n]{1,200}"
+            r"|error starting plugins: [^\n]{0,600}?: Insufficient Permissions)"
+        ),
+        summary="the device plugin's set-up: {error}",
+        phrases=("unable to validate flags", "Insufficient Permissions"),
+        fixed={"reason": "device plugin"},
+        examples=(
+            "E0120 07:09:15.605081       1 main.go:132] error starting plugins: unable to load config: unable to validate"
+            " flags: using MPS requires --mps-root to be specified",
+            "E0407 94 main.go:188] error starting plugins: error getting plugins: error getting MIG profile for MIG"
+            " device at index '(0, 0)': error getting parent memory info: Insufficient Permissions",
+        ),
+        near_misses=("Insufficient Permissions to query fan speed, skipping",),
+    ),
+    Signature(
+        # Spark's driver aborting the job because an executor was lost ("Job aborted due to stage failure: ... failed
+        # 4 times, most recent failure: ... ExecutorLostFailure (executor N exited caused by one of the running
+        # tasks) Reason: ..."): the driver ends for an executor that died elsewhere
+        name="spark-executor-lost",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(r"Job aborted due to stage failure: [^\n]{0,600}?\bExecutorLostFailure\b"),
+        summary="Spark aborted the job: an executor was lost",
+        phrases=("ExecutorLostFailure",),
+        examples=(
+            "Caused by: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 9.0 failed 4"
+            " times, most recent failure: Lost task 0.3 in stage 9.0 (TID 9411) (100.110.242.65 executor 1):"
+            " ExecutorLostFailure (executor 1 exited caused by one of the running tasks) Reason:",
+        ),
+        near_misses=("WARN TaskSetManager: Lost task 0.0 in stage 9.0: ExecutorLostFailure (executor 1 exited)",),
+    ),
+    Signature(
         # llama.cpp retrying its compute buffers after a failed allocation ("compute buffer allocation failed,
         # retrying without pipeline parallelism"): the out-of-memory just before it was caught (parse.SETTLED)
         name="llamacpp-alloc-retry",
@@ -1763,52 +1837,46 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("compute buffer allocation failed",),
     ),
     Signature(
-        # the program's own failures that print no exception class: torch's Module.load_state_dict message on its
-        # own ("Error(s) in loading state_dict for %s:"), a failed check of torch's C++ core in an uncaught
-        # c10::Error ("what():  [enforce fail at inline_container.cc:N] . unexpected pos ...", the checkpoint
-        # writer), ggml's assertion (GGML_ASSERT, which aborts), llama.cpp not knowing the model's architecture,
-        # supervisord's record of its program exiting with an error ("exited: %s (exit status %d; not expected)"),
-        # SageMaker's legacy training container reporting the program's exception ("uncaught exception during
-        # training")
-        name="own-failure-unnamed",
+        # a supervisor's record of its program ending: supervisord's "exited: %s (exit status %d; not expected)" and
+        # "exited: %s (terminated by SIGSEGV (core dumped); not expected)", gunicorn's "Worker with pid %s was
+        # terminated due to signal %d": the program's own failure or crash, unless the supervisor started it again
+        # moments later (parse.SETTLED: supervisor-restarted), which ends nothing
+        name="supervisor-exited",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
-            r"(?P<message>Error\(s\) in loading state_dict for [\w.]{1,100}:"
-            r"|what\(\):\s{1,4}\[enforce fail at [^\]\n]{1,200}\][^\n]{0,200}"
-            r"|GGML_ASSERT\([^\n]{1,300}?\) failed"
-            r"|unknown model architecture: '[^'\n]{1,60}'"
-            r"|exited: [\w.:-]{1,100} \(exit status (?:[1-9]\d?|1[01]\d|12[0-5]); not expected\)"
-            r"|uncaught exception during training"
-            # Ollama's model runner ending with an error exit (Go's "exit status %d"; a signal is said otherwise)
-            r"|runner process has terminated: exit status (?:[1-9]\d?|1[01]\d|12[0-5])\b)"
+            r"exited: (?P<program>[\w.:-]{1,100}) \((?:exit status (?:[1-9]\d?|1[01]\d|12[0-5])"
+            r"|terminated by (?P<sig>SIG(?:SEGV|ILL|FPE))\b[^\n;]{0,40}); not expected\)"
+            r"|Worker with pid \d{1,10} was terminated due to signal (?P<signal>4|8|11)\b"
         ),
-        summary="the program failed: {message}",
-        phrases=(
-            "Error(s) in loading state_dict",
-            "enforce fail at",
-            "GGML_ASSERT",
-            "unknown model architecture",
-            "not expected",
-            "uncaught exception during training",
-            "runner process has terminated",
-        ),
-        fixed={"exception": "program error"},
+        summary="the supervisor's program ended: {line}",
+        phrases=("not expected", "terminated due to signal"),
+        fixed={"exception": "program exited"},
+        extract=lambda m, _t: {**({"crash": True} if m.group("sig") or m.group("signal") else {}), "line": m.group(0)},
         examples=(
-            "Error(s) in loading state_dict for Linear:\n\tsize mismatch for weight: copying a param with shape"
-            " torch.Size([0, 17]) from checkpoint, the shape in current model is torch.Size([1, 17]).",
-            "  what():  [enforce fail at inline_container.cc:274] . unexpected pos 3695636864 vs 3695636752",
-            "GGML_ASSERT(tensor->op == GGML_OP_UNARY) failed",
-            "llama_model_load: error loading model: error loading model architecture: unknown model architecture:"
-            " 'phi3'",
             "ganymede  | 2025-10-12 10:25:35,461 WARN exited: worker (exit status 1; not expected)",
-            "2018-10-02 21:03:52,196 ERROR - container_support.training - uncaught exception during training: :"
-            " Unable to connect to endpoint",
+            "2022-05-19 16:37:56,329 INFO exited: flask (terminated by SIGSEGV (core dumped); not expected)",
+            "[2023-04-18 09:58:48 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 4",
         ),
         near_misses=(
             "INFO exited: worker (exit status 0; expected)",
             "WARN exited: worker (exit status 0; not expected)",
-            "Loaded state_dict for Linear: 0 missing keys",
+            "INFO exited: flask (terminated by SIGKILL; not expected)",
+            "[WARNING] Worker with pid 8 was terminated due to signal 9",
         ),
+    ),
+    Signature(
+        # ... and the supervisor starting it again (supervisord's "spawned: '%s' with pid %d", gunicorn's "Booting
+        # worker with pid: %d")
+        name="supervisor-restarted",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"spawned: '(?P<program>[\w.:-]{1,100})' with pid \d{1,10}|Booting worker with pid: \d{1,10}"),
+        summary="the supervisor started its program again",
+        phrases=("spawned:", "Booting worker with pid"),
+        examples=(
+            "INFO spawned: 'sidekiq' with pid 16409",
+            "[2023-04-18 09:58:49 +0000] [1] [INFO] Booting worker with pid: 9",
+        ),
+        near_misses=("INFO gave up: worker entered FATAL state, too many start retries too quickly",),
     ),
     Signature(
         # the process crashing itself: CPython's faulthandler ("Fatal Python error: Segmentation fault"), the
@@ -1828,15 +1896,20 @@ SIGNATURES: tuple[Signature, ...] = (
             # the same deaths by SIGILL and SIGFPE as shells report them (bash's "Illegal instruction (core dumped)",
             # "Floating point exception (core dumped)", "line N: PID Illegal instruction", zsh's "illegal hardware
             # instruction"), and as what ran the program does: supervisord ("exited: %s (terminated by SIGSEGV (core
-            # dumped); not expected)"), gunicorn ("Worker with pid %s was terminated due to signal %s"), Go's os/exec
+            # dumped); not expected)" and gunicorn's "Worker with pid %s was terminated due to signal %s" are
+            # supervisor-exited's), Go's os/exec
             # ("signal: segmentation fault (core dumped)"), Python's subprocess ("died with <Signals.SIGSEGV: 11>."),
             # cog's worker ("FatalWorkerException: ... (exitcode -11)")
             r"|(?P<sig>(?:Illegal instruction|Floating point exception|illegal hardware instruction)\s{1,8}\(core dumped\)"
             r"|line \d{1,6}:\s{1,8}\d{1,10} (?:Illegal instruction|Floating point exception)"
-            r"|\(terminated by SIG(?:SEGV|ILL|FPE)\b|was terminated due to signal (?:4|8|11)\b"
             r"|\bsignal: (?:segmentation fault|illegal instruction|floating point exception)"
             r"|died with <Signals\.SIG(?:SEGV|ILL|FPE): \d{1,2}>"
-            r"|FatalWorkerException: [^\n]{0,300}?\(exitcode -(?:4|8|11)\))"
+            r"|FatalWorkerException: [^\n]{0,300}?\(exitcode -(?:4|8|11)\)"
+            # a Go program's runtime panic ("panic: runtime error: invalid memory address or nil pointer dereference"),
+            # the JVM's crash report ("#  SIGSEGV (0xb) at pc=0x..., pid=..., tid=..."; a SIGBUS one decides nothing)
+            # (at a line's start or after a CRI prefix: "recovered from panic: ..." and "caught panic: ..." went on)
+            r"|(?:^|\b(?:stderr|stdout) [FP] )panic: runtime error: [^\n]{1,200}"
+            r"|\bSIG(?:SEGV \(0xb\)|ILL \(0x4\)|FPE \(0x8\)) at pc=0x[0-9a-fA-F]{1,16})"
             r"|Unexpected segmentation fault encountered in worker|(?:^|[\]>]:\s?)Signal \(11\) received\."
             # Open MPI's handler (opal backtrace: "[host:pid] *** Process received signal ***", "[host:pid] Signal:
             # Segmentation fault (11)")
@@ -1886,13 +1959,15 @@ SIGNATURES: tuple[Signature, ...] = (
             "Illegal instruction",
             "Floating point exception",
             "illegal hardware instruction",
-            "terminated by SIG",
-            "terminated due to signal",
             "signal: segmentation fault",
             "signal: illegal instruction",
             "signal: floating point exception",
             "died with <Signals.SIG",
             "FatalWorkerException",
+            "panic: runtime error",
+            "SIGSEGV (0xb)",
+            "SIGILL (0x4)",
+            "SIGFPE (0x8)",
         ),
         # judged after the reactions (words.own_crash): a rank crashing as it tears down after an NCCL error
         fixed={"crash": True},
@@ -1926,10 +2001,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "srun: error: jade751: tasks 580,588,596: Segmentation fault",
             "Illegal instruction (core dumped)",
             "[1]    122549 illegal hardware instruction (core dumped)  python predict.py",
-            "2022-05-19 16:37:56,329 INFO exited: flask (terminated by SIGSEGV (core dumped); not expected)",
-            "[2023-04-18 09:58:48 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 4",
             "Error: llama runner process has terminated: signal: segmentation fault (core dumped)",
             "subprocess.CalledProcessError: Command '['dot', '-Tsvg']' died with <Signals.SIGSEGV: 11>.",
+            "2024-03-07T10:55:48.374277561Z stderr F panic: runtime error: invalid memory address or nil pointer"
+            " dereference",
+            "#  SIGSEGV (0xb) at pc=0x0000000116aa3d6e, pid=16574, tid=217347",
             "2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to"
             " shutdown with signal 4 rank=0",
         ),
@@ -1937,10 +2013,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "torch.utils.data: worker 2 exited cleanly after segmentation of the dataset",
             "Fatal Python error: Aborted",
             "ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 9 rank=0",
-            "2022-05-19 16:37:56,329 INFO exited: flask (terminated by SIGKILL; not expected)",
-            "[2023-04-18 09:58:48 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 9",
             "subprocess.CalledProcessError: Command 'x' died with <Signals.SIGKILL: 9>.",
             "cog.server.exceptions.FatalWorkerException: Prediction failed for an unknown reason. (exitcode -9)",
+            "#  SIGBUS (0x7) at pc=0x00007f2b1c0e7e4b, pid=1, tid=0x00007f2b0dbfe700",
+            "mysql_server caught panic: runtime error: invalid memory address or nil pointer dereference",
+            'level=error msg="recovered from panic: runtime error: index out of range [3] with length 3"',
             "Signal (15) received.",
             "[k8s-slave03:00956] Signal: Terminated (15)",
             "terminate called after throwing an instance of 'c10::DistBackendError'",
@@ -2012,6 +2089,14 @@ SIGNATURES: tuple[Signature, ...] = (
             # torch's allocator under a memory fraction ("Allocation on device %d would exceed allowed memory. (out of
             # memory)")
             r"|would exceed allowed memory\. \(out of memory\)"
+            # the RAPIDS Accelerator for Spark out of retries ("GpuSplitAndRetryOOM: GPU OutOfMemory: could not split
+            # inputs and retry"); HAMi-core refusing an allocation over the container's share of a shared GPU
+            # ("[HAMI-core ERROR (...)]: Device 0 OOM %lu / %lu", "cuMemoryAllocate failed res=2"); torch's OOM
+            # message failing on a MIG slice that refuses NVML's process list (CUDACachingAllocator's
+            # "NVML_SUCCESS == r INTERNAL ASSERT FAILED", pytorch#112377)
+            r"|SplitAndRetryOOM: GPU OutOfMemory"
+            r"|\[HAMI-core ERROR[^\]\n]{0,120}\]: (?:Device \d{1,3} OOM \d{1,20} / \d{1,20}|cuMemoryAllocate failed res=2\b)"
+            r"|NVML_SUCCESS == r INTERNAL ASSERT FAILED at \"?[^\n]{0,200}?CUDACachingAllocator\.cpp"
             r"|Not enough memory to handle \d{1,9} prefill tokens"
         ),
         extract=cuda_oom,
@@ -2038,6 +2123,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "Error Code 2: OutOfMemory",
             "larger than the available KV cache memory",
             "would exceed allowed memory",
+            "GPU OutOfMemory",
+            "HAMI-core ERROR",
+            "NVML_SUCCESS == r INTERNAL ASSERT FAILED",
             "prefill tokens",
             "Failed to allocate request for",
             "cudaMalloc failed: out of memory",
@@ -2076,6 +2164,12 @@ SIGNATURES: tuple[Signature, ...] = (
             "22.5 GiB KV cache is needed, which is larger than the available KV cache memory (17.39 GiB).",
             "RuntimeError: Not enough memory to handle 1024 prefill tokens. You need to decrease"
             " `--max-batch-prefill-tokens`",
+            "com.nvidia.spark.rapids.jni.SplitAndRetryOOM: GPU OutOfMemory: could not split inputs and retry",
+            "2018-10-02 21:03:52,196 ERROR - container_support.training - uncaught exception during training: CUDA out"
+            " of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity)",
+            "[HAMI-core ERROR (pid:25 thread=139892685178688 allocator.c:53)]: Device 0 OOM 27147995136 / 25757220864",
+            'RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/CUDACachingAllocator.cpp":1154,'
+            " please report a bug to PyTorch.",
             "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried"
             " to allocate 100.00 MiB (GPU 0; 7.78 GiB total capacity; 6.83 GiB already allocated",
             "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
@@ -2094,7 +2188,10 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             _CUDA_ERROR + r"(?P<error>[^\n]*[^\s])[ \t]*$|(?P<cuda_code>cudaError[A-Z]\w+)"
             # TensorRT-LLM's check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s (file:line)")
-            r"|(?<!forward function: )(?<!forwardAsync function: )"
+            # (inside "Encountered an error in forward(Async) function: " a request's error the executor went on from,
+            # unless it is one that stays in the CUDA context until the process restarts)
+            r"|(?:(?<!forward function: )(?<!forwardAsync function: )|(?=[^\n]{1,330}?: (?:an illegal memory access was"
+            r" encountered|unspecified launch failure|misaligned address|an illegal instruction was encountered)))"
             r"\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in [^\n]{1,300}?: (?P<trt_error>[^\n(]{0,200}?[^\s(])"
             r"(?: \([^\n]{1,300}\))?[ \t]*$"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
@@ -2109,6 +2206,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})(?:: (?P<driver_detail>[^\n]{1,200}))?"
             # cuDNN and cuBLAS status codes other than an allocation (cuda-oom's): "CUDNN_STATUS_EXECUTION_FAILED"
             r"|(?P<lib_status>CU(?:DNN|BLAS)_STATUS_(?!ALLOC_FAILED|SUCCESS)[A-Z_]{3,40})"
+            # cudaErrorDevicesUnavailable in every wrapper (TensorFlow's implicit initialization "Status: ...", glog's
+            # "Check failed: error == cudaSuccess (46 vs. 0)  ...", an application's own check)
+            r"|(?P<busy_error>all CUDA-capable devices are busy or unavailable)"
             # nccl-tests: "Test CUDA failure %s:%d '%s'"
             r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'"
             # the CUDA samples' vectorAdd, the GPU Operator's CUDA validator: "Failed to allocate device vector A
@@ -2131,6 +2231,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "cuda runtime error",
             "THCudaCheck FAIL",
             "Test CUDA failure",
+            "all CUDA-capable devices are busy or unavailable",
             "at line",
             "device vector",
             "copy vector",
@@ -2163,6 +2264,90 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log",
             "cuda runtime version 12.4",
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=11 : invalid argument",
+        ),
+    ),
+    Signature(
+        # the JVM's own limits (java.lang.OutOfMemoryError for the heap, GC time, direct buffers, metaspace) and its
+        # native allocation failing ("There is insufficient memory for the Java Runtime Environment to continue"):
+        # the program's sizing, not a container's limit (that kills the process: OOMKilled); its words name memory,
+        # yet it is no reaction (words.OWN_EXCEPTION_SIGNATURES)
+        name="jvm-memory-limit",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            # (not Spark's driver recording one task attempt lost to it: "WARN TaskSetManager: Lost task ...", it retries)
+            r"^(?![^\n]{0,120}\bWARN\b[^\n]{0,200}?\bLost task\b)[^\n]{0,300}?"
+            r"(?P<message>java\.lang\.OutOfMemoryError: (?:Java heap space|GC overhead limit exceeded|Direct buffer memory"
+            r"|Cannot reserve \d{1,20} bytes of direct buffer memory|Metaspace|Compressed class space"
+            r"|Requested array size exceeds VM limit)|There is insufficient memory for the Java Runtime Environment)",
+            re.MULTILINE,
+        ),
+        summary="the JVM ran out of its own memory: {message}",
+        phrases=("java.lang.OutOfMemoryError", "insufficient memory for the Java Runtime Environment"),
+        fixed={"exception": "java.lang.OutOfMemoryError"},
+        examples=(
+            "java.lang.OutOfMemoryError: GC overhead limit exceeded",
+            "# There is insufficient memory for the Java Runtime Environment to continue.",
+            "java.lang.OutOfMemoryError: Cannot reserve 4194304 bytes of direct buffer memory (allocated: 1955056699,"
+            " limit: 1957691392)",
+        ),
+        near_misses=(
+            "-XX:+HeapDumpOnOutOfMemoryError set; java.lang.OutOfMemoryError handler installed",
+            "WARN TaskSetManager: Lost task 0.0 in stage 8.0 (TID 12, 192.168.56.198, executor 1):"
+            " java.lang.OutOfMemoryError: Java heap space",
+        ),
+    ),
+    Signature(
+        # the program's own failures that print no exception class: torch's Module.load_state_dict message on its
+        # own ("Error(s) in loading state_dict for %s:"), a failed check of torch's C++ core in an uncaught
+        # c10::Error ("what():  [enforce fail at inline_container.cc:N] . unexpected pos ...", the checkpoint
+        # writer), ggml's assertion (GGML_ASSERT, which aborts), llama.cpp not knowing the model's architecture,
+        # SageMaker's legacy training container reporting the program's exception ("uncaught exception during
+        # training"), torch.export's guard on a data-dependent value (GuardOnDataDependentSymNode, a RuntimeError
+        # whose name says no Error). After the CUDA signatures: the same line may quote an OOM or a CUDA error
+        name="own-failure-unnamed",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>Error\(s\) in loading state_dict for [\w.]{1,100}:"
+            r"|what\(\):\s{1,4}\[enforce fail at [^\]\n]{1,200}\][^\n]{0,200}"
+            r"|GGML_ASSERT\([^\n]{1,300}?\) failed"
+            r"|unknown model architecture: '[^'\n]{1,60}'"
+            # (as the traceback's final line, not torch's recording of the expression at ERROR before it raises)
+            r"|(?:^|\[rank\d{1,6}\]:\s?)(?:[\w.]{1,200}\.)?GuardOnDataDependentSymNode: [^\n]{1,300}"
+            # an uncaught exception ending a JVM's main thread ("Exception in thread \"main\" %s"; not Spark's
+            # SparkUserAppException, which relays the exit code of the application it ran)
+            r"|Exception in thread \"main\" (?![\w.]{0,100}SparkUserAppException)[\w.$]{1,200}(?:Exception|Error)\b[^\n]{0,300}"
+            r"|uncaught exception during training"
+            # Ollama's model runner ending with an error exit (Go's "exit status %d"; a signal is said otherwise)
+            r"|runner process has terminated: exit status (?:[1-9]\d?|1[01]\d|12[0-5])\b)"
+        ),
+        summary="the program failed: {message}",
+        phrases=(
+            "Error(s) in loading state_dict",
+            "enforce fail at",
+            "GGML_ASSERT",
+            "GuardOnDataDependentSymNode",
+            'Exception in thread "main"',
+            "unknown model architecture",
+            "uncaught exception during training",
+            "runner process has terminated",
+        ),
+        wildcards=("?*guardondatadependentsymnode",),  # one token to the analyzer behind its module path
+        fixed={"exception": "program error"},
+        examples=(
+            "Error(s) in loading state_dict for Linear:\n\tsize mismatch for weight: copying a param with shape"
+            " torch.Size([0, 17]) from checkpoint, the shape in current model is torch.Size([1, 17]).",
+            "  what():  [enforce fail at inline_container.cc:274] . unexpected pos 3695636864 vs 3695636752",
+            "GGML_ASSERT(tensor->op == GGML_OP_UNARY) failed",
+            "llama_model_load: error loading model: error loading model architecture: unknown model architecture:"
+            " 'phi3'",
+            'Exception in thread "main" java.lang.RuntimeException: MySparkSQLCLIDriver exit with code(-1)',
+            "2018-10-02 21:03:52,196 ERROR - container_support.training - uncaught exception during training: :"
+            " Unable to connect to endpoint",
+        ),
+        near_misses=(
+            'Exception in thread "Thread-1" java.lang.RuntimeException: retrying',
+            'Exception in thread "main" org.apache.spark.SparkUserAppException: User application exited with 137',
+            "Loaded state_dict for Linear: 0 missing keys",
         ),
     ),
     Signature(

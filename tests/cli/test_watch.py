@@ -72,9 +72,11 @@ def test_the_verdict_is_written_on_the_training_job_and_read_back_with_kubectl(t
     scraped: list[str] = []
 
     def written(port: int) -> None:
-        """Writes finish after the line is printed: wait for both to reach the server, then for the metrics."""
+        """Writes finish after the line is printed: wait for both to reach the server, then for both metrics (each
+        is counted when its response comes back, the two queues in either order)."""
         assert double.changes.wait_for(lambda changes: {c.resource for c in changes} >= {"events", JOB_RESOURCE})
-        scraped.append(metrics_until(port, 'whathappened_watch_writes{kind="annotation",result="sent"} 1.0'))
+        metrics_until(port, 'whathappened_watch_writes{kind="annotation",result="sent"} 1.0')
+        scraped.append(metrics_until(port, 'whathappened_watch_writes{kind="event",result="sent"} 1.0'))
 
     with KubeDouble(Store.from_scenario(SCENARIO.path), writable=True) as double:
         line, _, _ = watched(double, tmp_path, "--write-events", "--annotate", during=written)

@@ -324,3 +324,12 @@ def test_pod_that_rode_out_a_node_blip_gets_no_verdict():
         ev(Kind.NODE_READY, at(61), node=N),
     ]
     assert run([running], events).verdicts == ()
+
+
+def test_a_pull_that_failed_between_the_end_and_a_restart_that_came_up_was_retried():
+    """The container crashed; the kubelet's pull failed once, then the container started again: that pull is no cause
+    of the crash (a probe's restart after the end is the next run's, a pull's is its retry that worked)."""
+    crash = ev(Kind.APP_EXCEPTION, at(29, 50), P, N, source="logs", exception="ValueError", message="bad batch")
+    pull = ev(Kind.IMAGE_PULL_FAILED, at(30, 10), P, N, image="repo/x:1", reason="ErrImagePull")
+    restarted = ev(Kind.CONTAINER_STARTED, at(31), P, N)
+    assert single(crash, exited(P, N, at(30), 1), pull, restarted).cause == "application-error"

@@ -205,11 +205,12 @@ def since_last_start(case: Case, rule: Rule) -> Finding | None:
     return found(case, rule, hits) if hits else None
 
 
-def _last_start(case: Case, rule: Rule) -> datetime | None:
-    """When the pod's containers last started before this end: the status's, or the kubelet's last "Started" Event
-    of one of them (the status may hold an earlier start); an init container's start says nothing of the others,
-    and a restart after the end (the kubelet bringing the container back after a probe killed it) is the next
-    run's."""
+def _last_start(case: Case, rule: Rule, before_end: bool = False) -> datetime | None:
+    """When the pod's containers last started: the status's, or the kubelet's last "Started" Event of one of them
+    (the status may hold an earlier start); an init container's start says nothing of the others. With
+    ``before_end``, a restart after the end (the kubelet bringing the container back after a probe killed it) is
+    the next run's and not counted; a failed pull or mount is judged against every start, later ones included (one
+    between the end and a restart that came up was retried)."""
     pod = case.fate.pod
     starts = [c.started for c in pod.containers if c.started is not None and not c.init]
     inits = {c.name for c in pod.containers if c.init}
@@ -218,14 +219,15 @@ def _last_start(case: Case, rule: Rule) -> datetime | None:
         for e in map(case.event, case.find(_STARTED, POD, rule.before, rule.after))
         if not e.attrs.get("init") and e.subject.container not in inits
     ]
-    starts = [at for at in starts if at <= case.fate.ended]
+    if before_end:
+        starts = [at for at in starts if at <= case.fate.ended]
     return max(starts) if starts else None
 
 
 def probe_since_last_start(case: Case, rule: Rule) -> Finding | None:
     """A health probe's failures and kill after the container's last start: a kill before it ended an earlier run
     of the container (a startup probe's, then the restart came up), not this one."""
-    last = _last_start(case, rule)
+    last = _last_start(case, rule, before_end=True)
     hits = tuple(
         i
         for i in case.find(rule.kinds, rule.on, rule.before, rule.after, rule.where)

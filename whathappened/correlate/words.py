@@ -89,6 +89,14 @@ REACTION_EXCEPTION_WORDS = (
     "workerproc initialization failed",
     "executor worker returned error",
     "other ranks that didn't finish loading",
+    # control-plane stores and transports of serving stacks out of reach (Dynamo's etcd and NATS, NIXL's transfer
+    # backend), Ray Serve's replicas that did not start (it retries), Spark's scheduler gone at shutdown: where,
+    # not why
+    "failed to connect to etcd server",
+    "nats: serviceunavailableerror",
+    "nixl_err_backend",
+    "the deployment failed to start",
+    "could not find coarsegrainedscheduler",
     "stream did not block host until done; was already in an error state",
     "trainingfailederror",
     "gpu sync failed",
@@ -313,7 +321,11 @@ def node_lost(event: TimelineEvent) -> bool:
 
 
 def oom_killed(event: TimelineEvent) -> bool:
-    return event.kind == Kind.OOM_KILLED or _reason(event).replace(" ", "") == "oomkilled"  # "OOM Killed" before 1.0
+    if event.kind == Kind.OOM_KILLED or _reason(event).replace(" ", "") == "oomkilled":  # "OOM Killed" before 1.0
+        return True
+    # runc's init killed by the memory limit before the program ran (a StartError's message: "container init was
+    # OOM-killed (memory limit too low?)"): the limit, as the Event's reading of the same words (reasons.py)
+    return event.kind == Kind.CONTAINER_TERMINATED and "container init was oom-killed" in text_of(event)
 
 
 # the kubelet's Killing message before 1.9 named no probe: 'container "x" is unhealthy, it will be killed and
@@ -348,8 +360,9 @@ def deadline(event: TimelineEvent) -> bool:
     return event.kind == Kind.POD_FAILED and "longer than the specified deadline" in text_of(event)
 
 
-# Signatures whose exception is the code's own even though its words name NCCL (the program misusing the library)
-OWN_EXCEPTION_SIGNATURES = frozenset({"nccl-invalid-usage"})
+# Signatures whose exception is the code's own even though its words name NCCL (the program misusing the library) or
+# memory (the JVM's own heap)
+OWN_EXCEPTION_SIGNATURES = frozenset({"nccl-invalid-usage", "jvm-memory-limit"})
 
 
 def own_exception(event: TimelineEvent) -> bool:
@@ -371,7 +384,13 @@ def own_exception(event: TimelineEvent) -> bool:
 
 # cudaErrorUnknown in both spellings, and the driver shutting down with the process (CUDA_ERROR_DEINITIALIZED,
 # "driver shutting down"): no cause
-_UNNAMED_CUDA = ("unknown error", "cuda_error_unknown", "cuda_error_deinitialized", "driver shutting down")
+_UNNAMED_CUDA = (
+    "unknown error",
+    "cuda_error_unknown",
+    "cudaerrorunknown",
+    "cuda_error_deinitialized",
+    "driver shutting down",
+)
 
 
 def sandbox_changed(event: TimelineEvent) -> bool:

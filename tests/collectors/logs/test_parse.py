@@ -234,3 +234,17 @@ def test_llama_cpps_failed_allocation_it_retries_without_pipeline_parallelism_is
     assert Kind.CUDA_OOM not in _node_kinds(_container(0, f"{oom}\n{retry}"))
     assert Kind.CUDA_OOM in _node_kinds(_container(0, oom))  # alone: out of memory
     assert Kind.CUDA_OOM in _node_kinds(_container(0, oom), _container(60, retry))  # a later retry settles no OOM
+
+
+def test_a_supervisors_program_it_started_again_at_once_ended_nothing() -> None:
+    """supervisord's "exited: x (exit status 1; not expected)" is the program's failure, unless it is "spawned:"
+    again moments later (the container goes on); gunicorn's worker crash and its next worker alike."""
+    exited = "2025-10-12 10:25:35,461 WARN exited: worker (exit status 1; not expected)"
+    spawned = "2025-10-12 10:25:36,463 INFO spawned: 'worker' with pid 16409"
+    gave_up = "2025-10-12 10:25:36,463 INFO gave up: worker entered FATAL state, too many start retries too quickly"
+    assert Kind.APP_EXCEPTION not in _node_kinds(_container(0, exited), _container(1, spawned))
+    assert Kind.APP_EXCEPTION in _node_kinds(_container(0, exited), _container(1, gave_up))
+    crashed = "[2023-04-18 09:58:48 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 11"
+    booted = "[2023-04-18 09:58:48 +0000] [1] [INFO] Booting worker with pid: 9"
+    assert Kind.APP_EXCEPTION not in _node_kinds(_container(0, crashed), _container(0.2, booted))
+    assert Kind.APP_EXCEPTION in _node_kinds(_container(0, crashed))
