@@ -211,10 +211,7 @@ def test_the_net_plugins_warnings_as_it_fails_to_start_are_its_fallback() -> Non
         " domain 0x7f7dc3a992c0 failed: Invalid argument"
     )
     fallback = "ip-10-36-29-253:82:2548 [0] nccl_net_ofi_create_plugin:335 NCCL WARN NET/OFI aws-ofi-nccl initialization failed"
-    assert Kind.NCCL_ERROR not in _node_kinds(_container(0, endpoint), _container(0.001, fallback))
-    assert Kind.NCCL_ERROR not in _node_kinds(_container(0, f"{endpoint}\n{fallback}"))
-    assert Kind.NCCL_ERROR in _node_kinds(_container(0, endpoint))  # alone: an NCCL error like any other
-    assert Kind.NCCL_ERROR in _node_kinds(_container(0, endpoint), _container(30, fallback))  # another moment
+    _settles(fallback, endpoint, Kind.NCCL_ERROR, after=0.001, too_late=30)
     other_process = fallback.replace(":82:2548", ":83:2549")
     assert Kind.NCCL_ERROR in _node_kinds(_container(0, endpoint), _container(0.001, other_process))
     # NCCL's own fallbacks mid-run settle nothing: a peer's connection closed stays an error
@@ -230,10 +227,7 @@ def test_llama_cpps_failed_allocation_it_retries_without_pipeline_parallelism_is
         " failed: out of memory"
     )
     retry = "1.06.520.107 W sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism"
-    assert Kind.CUDA_OOM not in _node_kinds(_container(0, oom), _container(0.03, retry))
-    assert Kind.CUDA_OOM not in _node_kinds(_container(0, f"{oom}\n{retry}"))
-    assert Kind.CUDA_OOM in _node_kinds(_container(0, oom))  # alone: out of memory
-    assert Kind.CUDA_OOM in _node_kinds(_container(0, oom), _container(60, retry))  # a later retry settles no OOM
+    _settles(retry, oom, Kind.CUDA_OOM, after=0.03, too_late=60)
 
 
 def test_a_supervisors_program_it_started_again_at_once_ended_nothing() -> None:
@@ -242,9 +236,19 @@ def test_a_supervisors_program_it_started_again_at_once_ended_nothing() -> None:
     exited = "2025-10-12 10:25:35,461 WARN exited: worker (exit status 1; not expected)"
     spawned = "2025-10-12 10:25:36,463 INFO spawned: 'worker' with pid 16409"
     gave_up = "2025-10-12 10:25:36,463 INFO gave up: worker entered FATAL state, too many start retries too quickly"
-    assert Kind.APP_EXCEPTION not in _node_kinds(_container(0, exited), _container(1, spawned))
+    _settles(spawned, exited, Kind.APP_EXCEPTION, after=1, too_late=60)
     assert Kind.APP_EXCEPTION in _node_kinds(_container(0, exited), _container(1, gave_up))
+    other = spawned.replace("'worker'", "'nginx'")  # another program started at boot settles nothing
+    assert Kind.APP_EXCEPTION in _node_kinds(_container(0, exited), _container(1, other))
     crashed = "[2023-04-18 09:58:48 +0000] [1] [WARNING] Worker with pid 8 was terminated due to signal 11"
     booted = "[2023-04-18 09:58:48 +0000] [1] [INFO] Booting worker with pid: 9"
-    assert Kind.APP_EXCEPTION not in _node_kinds(_container(0, crashed), _container(0.2, booted))
-    assert Kind.APP_EXCEPTION in _node_kinds(_container(0, crashed))
+    _settles(booted, crashed, Kind.APP_EXCEPTION, after=0.2, too_late=60)
+
+
+def _settles(later: str, earlier: str, kind: Kind, after: float, too_late: float) -> None:
+    """``later`` printed ``after`` seconds after ``earlier`` settles it, as two documents or one; ``earlier`` alone,
+    or ``later`` ``too_late`` seconds after it, settles nothing."""
+    assert kind not in _node_kinds(_container(0, earlier), _container(after, later))
+    assert kind not in _node_kinds(_container(0, f"{earlier}\n{later}"))
+    assert kind in _node_kinds(_container(0, earlier))
+    assert kind in _node_kinds(_container(0, earlier), _container(too_late, later))
