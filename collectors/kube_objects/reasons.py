@@ -208,6 +208,8 @@ REASONS: dict[str, Reason] = {
     "TaintManagerEviction": Reason(Kind.TAINT_EVICTION, refine=_rx((r"^Cancelling deletion", Kind.KUBE_EVENT))),
     "NodeControllerEviction": Reason(Kind.TAINT_EVICTION),  # the node controller's, before the taint manager
     "PodEviction": Reason(Kind.EVICTION_API),  # aws-node-termination-handler draining
+    # the descheduler evicting by its policy through the Eviction API ("pod evicted by sigs.k8s.io/descheduler...")
+    "Descheduled": Reason(Kind.EVICTION_API),
     # Kueue taking an admitted workload back (its pods deleted, the Job suspended) for a reason of its own: the
     # PodsReady timeout, a failed admission check, a stopped queue, a deactivated workload
     "EvictedDueToPodsReadyTimeout": Reason(Kind.EVICTION_API),
@@ -229,6 +231,11 @@ REASONS: dict[str, Reason] = {
     "MaxFailedIndexesExceeded": Reason(Kind.DEADLINE_EXCEEDED),
     "Completed": Reason(Kind.JOB_COMPLETED),
     "AllJobsCompleted": Reason(Kind.JOB_COMPLETED),  # JobSet
+    # the Kubeflow training operator's per-kind success ("TFJob %s successfully completed.")
+    **{
+        f"{kind}JobSucceeded": Reason(Kind.JOB_COMPLETED)
+        for kind in ("TF", "PyTorch", "MPI", "XGBoost", "Paddle", "MX", "JAX")
+    },
     "SuccessfulDelete": Reason(Kind.POD_DELETED),
     "SuccessfulDeletePod": Reason(Kind.POD_DELETED),  # training-operator
     # --- nodes: kubelet and node controller ---

@@ -3357,6 +3357,29 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # AWS Health's scheduled change for an EC2 instance (DescribeEvents and its EventBridge event "AWS Health
+        # Event": "eventTypeCode": "AWS_EC2_PERSISTENT_INSTANCE_RETIREMENT_SCHEDULED", ..._REBOOT_MAINTENANCE_SCHEDULED,
+        # ..._SYSTEM_REBOOT_MAINTENANCE_SCHEDULED), what Karpenter's interruption queue reads as a ScheduledChange;
+        # a closed one is past
+        name="aws-health-scheduled-change",
+        kind=Kind.MAINTENANCE_NOTICE,
+        pattern=rx(
+            r'"eventTypeCode" ?: ?"(?P<event_type>AWS_EC2_[A-Z_]{1,60}_SCHEDULED)"'
+            r'(?![^}]{0,600}"statusCode" ?: ?"closed")'
+        ),
+        summary="AWS Health scheduled change: {event_type}",
+        phrases=("eventTypeCode",),
+        fixed={"provider": "aws"},
+        examples=(
+            '"eventTypeCategory": "scheduledChange",\n "eventTypeCode": "AWS_EC2_PERSISTENT_INSTANCE_RETIREMENT_SCHEDULED",'
+            '\n "statusCode": "upcoming",',
+        ),
+        near_misses=(
+            '"eventTypeCode": "AWS_EC2_PERSISTENT_INSTANCE_RETIREMENT_SCHEDULED", "statusCode": "closed"',
+            '"eventTypeCode": "AWS_EC2_OPERATIONAL_ISSUE", "statusCode": "open"',
+        ),
+    ),
+    Signature(
         # Slurm's step daemon cancelling the job at its time limit (slurmstepd: "*** JOB %u ON %s CANCELLED AT %s
         # DUE TO TIME LIMIT ***", also for a STEP): the job's deadline, as a Slurm-on-Kubernetes pod prints it
         name="slurm-time-limit",
@@ -3411,6 +3434,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|\] worker group successfully finished\. Waiting"
             # torchelastic 0.2: "[%s] All workers successfully finished."
             r"|\] All workers successfully finished\."
+            # the exit barrier it waits at only after its workers succeeded ("Done waiting for other agents. Elapsed:
+            # %s seconds"), and DeepSpeed's launcher for each rank that returned 0 ("Process %s exits successfully.")
+            r"|Done waiting for other agents\. Elapsed: |\bProcess \d{1,10} exits successfully\."
         ),
         summary="torchelastic: the workers finished (SUCCEEDED)",
         phrases=(
@@ -3418,6 +3444,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "worker group finished",
             "worker group successfully finished",
             "All workers successfully finished",
+            "waiting for other agents",  # ("api:Done" is one token to the analyzer)
+            "exits successfully",
         ),
         examples=(
             '{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0}',
@@ -3425,6 +3453,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " seconds for other agents to finish",
             "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. Waiting 300"
             " seconds for other agents to finish.",
+            "INFO:torch.distributed.elastic.agent.server.api:Done waiting for other agents. Elapsed: 0.0007 seconds",
+            "[2024-03-01 10:00:00,000] [INFO] [launch.py:351:main] Process 19637 exits successfully.",
         ),
         near_misses=(
             '{"name": "torchelastic.worker.status.FAILED", "source": "AGENT", "raw_error": "..."}',
