@@ -1851,7 +1851,7 @@ SIGNATURES: tuple[Signature, ...] = (
         summary="the supervisor's program ended: {line}",
         phrases=("not expected", "terminated due to signal"),
         fixed={"exception": "program exited"},
-        extract=lambda m, _t: {**({"crash": True} if m.group("sig") or m.group("signal") else {}), "line": m.group(0)},
+        extract=lambda m, t: {**whole(m, t), **({"crash": True} if m.group("sig") or m.group("signal") else {})},
         examples=(
             "ganymede  | 2025-10-12 10:25:35,461 WARN exited: worker (exit status 1; not expected)",
             "2022-05-19 16:37:56,329 INFO exited: flask (terminated by SIGSEGV (core dumped); not expected)",
@@ -1895,11 +1895,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|line \d{1,6}:\s{1,8}\d{1,10} Segmentation fault|Caught signal 11 \(Segmentation fault"
             # the same deaths by SIGILL and SIGFPE as shells report them (bash's "Illegal instruction (core dumped)",
             # "Floating point exception (core dumped)", "line N: PID Illegal instruction", zsh's "illegal hardware
-            # instruction"), and as what ran the program does: supervisord ("exited: %s (terminated by SIGSEGV (core
-            # dumped); not expected)" and gunicorn's "Worker with pid %s was terminated due to signal %s" are
-            # supervisor-exited's), Go's os/exec
-            # ("signal: segmentation fault (core dumped)"), Python's subprocess ("died with <Signals.SIGSEGV: 11>."),
-            # cog's worker ("FatalWorkerException: ... (exitcode -11)")
+            # instruction"), and every one of them as what ran the program reports it: Go's os/exec ("signal:
+            # segmentation fault (core dumped)"), Python's subprocess ("died with <Signals.SIGSEGV: 11>."), cog's
+            # worker ("FatalWorkerException: ... (exitcode -11)"); a supervisor's record is supervisor-exited's
             r"|(?P<sig>(?:Illegal instruction|Floating point exception|illegal hardware instruction)\s{1,8}\(core dumped\)"
             r"|line \d{1,6}:\s{1,8}\d{1,10} (?:Illegal instruction|Floating point exception)"
             r"|\bsignal: (?:segmentation fault|illegal instruction|floating point exception)"
@@ -2081,7 +2079,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # ... Error Code 2: OutOfMemory"; the builder's failed allocations for one tactic are warnings it skips)
             r"|CUDA runtime error in [^\n]{1,300}?: out of memory"
             r"|initializeExecutionContext[^\n]{0,100}?Error Code 2: OutOfMemory"
-            # vLLM V1's KV cache check ("To serve at least one request with the models's max seq len (%d), (%.2f GiB
+            # vLLM V1's KV cache check ("To serve at least one request with the model's max seq len (%d), (%.2f GiB
             # KV cache is needed, which is larger than the available KV cache memory (%.2f GiB)"); TGI's and LoRAX's
             # warm-up catching the OOM ("Not enough memory to handle %d prefill tokens. You need to decrease
             # `--max-batch-prefill-tokens`")
@@ -3438,7 +3436,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # %s seconds"), and DeepSpeed's launcher for each rank that returned 0 ("Process %s exits successfully.")
             r"|Done waiting for other agents\. Elapsed: |\bProcess \d{1,10} exits successfully\."
         ),
-        summary="torchelastic: the workers finished (SUCCEEDED)",
+        summary="the launcher's workers finished (SUCCEEDED)",
         phrases=(
             "torchelastic.worker.status.SUCCEEDED",
             "worker group finished",

@@ -29,7 +29,7 @@ from whathappened.correlate.evidence import (
     text_of,
 )
 from whathappened.correlate.fates import BURST, TERMINAL, is_about
-from whathappened.correlate.rule import Rule
+from whathappened.correlate.rule import Rule, supporting
 from whathappened.kinds import Kind
 from whathappened.model import TimelineEvent
 
@@ -235,8 +235,7 @@ def probe_since_last_start(case: Case, rule: Rule) -> Finding | None:
     )
     if not hits:
         return None
-    support = tuple(i for s in rule.support for i in case.find(s.kinds, s.on, s.before, s.after, s.where))
-    return found(case, rule, hits, support)
+    return found(case, rule, hits, supporting(case, rule))
 
 
 def _scheduling(event: TimelineEvent) -> bool:

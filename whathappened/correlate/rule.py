@@ -67,5 +67,9 @@ def apply(rule: Rule, case: Case) -> Finding | None:
         hits = tuple(i for i in hits if case.event(i).at < drained)
     if not hits:
         return None
-    support = tuple(i for s in rule.support for i in case.find(s.kinds, s.on, s.before, s.after, s.where))
-    return found(case, rule, hits, support)
+    return found(case, rule, hits, supporting(case, rule))
+
+
+def supporting(case: Case, rule: Rule) -> tuple[int, ...]:
+    """The events that corroborate a finding of ``rule`` (its ``support``)."""
+    return tuple(i for s in rule.support for i in case.find(s.kinds, s.on, s.before, s.after, s.where))
