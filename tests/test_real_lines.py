@@ -95,6 +95,21 @@ ONE_OBJECT = {
         "Python's 'Error in atexit._run_exitfuncs:' and the traceback it announces: sent apart, the traceback reads"
         " as the program's"
     ),
+    "r33e-aim-rocksioerror-exception-ignored-db-write": "Python's 'Exception ignored in:' and the exception it announces",
+    "r33e-wandb-problem-finishing-run-atexit-backend-shutdown": (
+        "W&B's 'Problem finishing run' and the traceback it logged from its exit hook: sent apart, the traceback reads"
+        " as the program's"
+    ),
+    "r33e-comet-streaming-error-valueerror-training-continued": (
+        "Comet's 'Streaming error' and the traceback it logged from its own thread"
+    ),
+    "r33a-trap-colossalai-chunkfullerror-during-handling": (
+        "an exception and Python's words chaining it to a later one: sent apart, the first reads as the last"
+    ),
+    "r33a-oneflow-old-runtimeexception-error-out-of-memory": (
+        "the what() line names no program or device; the class on the line before says it is OneFlow's (whose CUDA"
+        " allocator said 'Error: out of memory' before 0.9)"
+    ),
 }
 SEVERAL_LINES = [
     line

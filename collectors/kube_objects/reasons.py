@@ -40,8 +40,9 @@ _MISSING_CLAIM = _rx(
 _RELAYED = _rx(
     (r"NVRM: Xid \(PCI:", Kind.GPU_XID),
     (r"out of memory: Kill(?:ed)? process \d", Kind.KERNEL_OOM),
-    # the kubelet's pod lifecycle event generator stalled: the kubelet reports its node NotReady
-    (r"PLEG is not healthy", Kind.NODE_NOT_READY),
+    # the kubelet's pod lifecycle event generator stalled, or its container runtime stopped answering: the kubelet
+    # reports its node NotReady
+    (r"PLEG is not healthy|container runtime is down", Kind.NODE_NOT_READY),
     (
         r"^Status condition transitioned, Type: (?:Ready, Status: \w+ -> (?:False|Unknown)|\w+, Status: \w+ ->"
         r" Unknown, Reason: NodeStatusUnknown)",
@@ -146,6 +147,9 @@ REASONS: dict[str, Reason] = {
     ),
     "ErrImagePull": Reason(Kind.IMAGE_PULL_FAILED),
     "ImagePullBackOff": Reason(Kind.IMAGE_PULL_FAILED),
+    "ErrImageNeverPull": Reason(
+        Kind.IMAGE_PULL_FAILED
+    ),  # "Container image %q is not present with pull policy of Never"
     "InspectFailed": Reason(Kind.IMAGE_PULL_FAILED),
     # 'object "ns"/"kube-root-ca.crt" not registered': the kubelet's own object cache not yet filled (a known
     # race it retries through), not a missing volume
@@ -351,6 +355,10 @@ POD_STATUS_KINDS: dict[str, Kind] = {
     "Shutdown": Kind.NODE_SHUTDOWN,
     "NodeShutdown": Kind.NODE_SHUTDOWN,
     "NodeLost": Kind.NODE_NOT_READY,
+    # Apache YuniKorn's shim failing a pod whose application the scheduler refused ("application 'x' rejected,
+    # cannot create queue 'root.x' without placement rules"): the queue it names is not the scheduler's, a spec
+    # the pod will never run with
+    "ApplicationRejected": Kind.CONFIG_ERROR,
 }
 
 # Node condition types that mean the kubelet may evict, and the resource each names.
@@ -362,6 +370,7 @@ WAITING_KINDS: dict[str, Kind] = {
     "ImagePullBackOff": Kind.IMAGE_PULL_FAILED,
     "ErrImagePull": Kind.IMAGE_PULL_FAILED,
     "InvalidImageName": Kind.IMAGE_PULL_FAILED,
+    "ErrImageNeverPull": Kind.IMAGE_PULL_FAILED,  # imagePullPolicy Never, and the image not on the node
     "CreateContainerConfigError": Kind.CONFIG_ERROR,
     "CreateContainerError": Kind.CONFIG_ERROR,
     "RunContainerError": Kind.CONFIG_ERROR,

@@ -12,9 +12,15 @@ import re
 from collections.abc import Iterator, Sequence
 
 TRACEBACK = "Traceback (most recent call last):"
-# What Python prints right before a traceback of an exception it ignores (a finalizer's, an exit handler's): the
-# traceback is read with it
-_LEADS = ("Exception ignored ", "Error in atexit._run_exitfuncs:")
+# What Python prints right before a traceback of an exception it ignores (a finalizer's, an exit handler's), and
+# what experiment trackers log before a traceback of their own that they caught (Comet's streaming thread, W&B's
+# exit hook): the traceback is read with it
+_LEADS = (
+    "Exception ignored ",
+    "Error in atexit._run_exitfuncs:",
+    "COMET ERROR: Streaming error",
+    "wandb: ERROR Problem finishing run",
+)
 # A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
 # "torch.OutOfMemoryError: CUDA out of memory.", "KeyboardInterrupt")
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|\s*$)")
@@ -25,7 +31,35 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
     exception line. Every line of a traceback may carry the same prefix (torchrun's ``[rank3]:``, a launcher's tag):
     it is the text before "Traceback" and is taken off the joined lines. A traceback cut off, or broken into by a
     line that is neither a frame nor its exception (another rank's line, a launcher's), is left as lines. A chained
-    traceback ("During handling of the above exception ...") is a piece of its own."""
+    traceback ("During handling of the above exception ...") is a piece of its own, and the exception (its
+    traceback or line) that Python chained to it is joined to the words that say so: not the program's last."""
+    recent: list[tuple[int, str]] = []  # the last pieces, until it is known whether the next one chains them
+    for index, text in _pieces(lines):
+        at = next((text.find(words) for words in _CHAINED if words in text), -1)
+        if at >= 0:
+            # Python's blank line before its words (with the prefix every line of the traceback carries)
+            blank = len(recent)
+            while blank > 0 and len(recent) - blank < 2 and recent[blank - 1][1].strip() == text[:at].strip():
+                blank -= 1
+            if blank > 0:
+                yield from recent[: blank - 1]
+                yield index, "\n".join([*(line for _, line in recent[blank - 1 :]), text])
+                recent = []
+                continue
+        recent.append((index, text))
+        if len(recent) > 3:
+            yield recent.pop(0)
+    yield from recent
+
+
+# Python's words between two chained exceptions' tracebacks
+_CHAINED = (
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+)
+
+
+def _pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
     block: list[tuple[int, str]] = []
     prefix = ""
     lead: tuple[int, str] | None = None  # a line announcing an ignored exception, waiting for its traceback

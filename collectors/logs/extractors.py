@@ -229,7 +229,7 @@ def cuda_oom(_match: re.Match[str], text: str) -> Mapping[str, Any]:
 
 def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     """One ``error`` whichever form said it: the runtime's string, or the driver's name in words."""
-    for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code")):
+    for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code"), ("paddle_error", "paddle_code")):
         if match.group(error):
             return {"error": match.group(error), "code": int(match.group(code))}
     for name in ("test_error", "lib_status", "check_error", "sample_error", "trt_error", "busy_error"):

@@ -340,19 +340,21 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
     return events
 
 
-# A line that a later line of the same node settles within seconds, told by the attribute both name: a NIC link
-# back up (a flap the traffic rides out), an eviction manager that found no pod to evict
-SETTLED: Mapping[str, tuple[str, timedelta, str | None]] = {
-    "nic-link-down": ("nic-link-up", timedelta(seconds=5), "device"),
-    "kubelet-eviction-pressure": ("kubelet-eviction-none-active", timedelta(seconds=1), None),
+# A line that a later line (of one of the signatures named) of the same node settles within seconds, told by the
+# attribute both name: a NIC link back up (a flap the traffic rides out), an eviction manager that found no pod to
+# evict
+SETTLED: Mapping[str, tuple[frozenset[str], timedelta, str | None]] = {
+    "nic-link-down": (frozenset({"nic-link-up"}), timedelta(seconds=5), "device"),
+    "kubelet-eviction-pressure": (frozenset({"kubelet-eviction-none-active"}), timedelta(seconds=1), None),
     # aws-ofi-nccl's own WARNs as it fails to start ("NET/OFI Creating new endpoint for domain ... failed",
     # "Couldn't open CQ") just before the same process says it did not load: NCCL goes on with its own transports
-    "nccl-ofi-warn": ("nccl-ofi-init-failed", timedelta(seconds=1), "proc"),
-    # llama.cpp's failed allocation that it retries without pipeline parallelism (and goes on)
-    "cuda-oom": ("llamacpp-alloc-retry", timedelta(seconds=5), None),
+    "nccl-ofi-warn": (frozenset({"nccl-ofi-init-failed"}), timedelta(seconds=1), "proc"),
+    # llama.cpp's failed allocation that it retries without pipeline parallelism, a trainer that caught the
+    # out-of-memory error and skipped the batch (both go on)
+    "cuda-oom": (frozenset({"llamacpp-alloc-retry", "cuda-oom-caught"}), timedelta(seconds=5), None),
     # a supervisor's program that it started again at once (supervisord's "spawned: 'x'" for the same x, gunicorn's
     # "Booting worker": neither side names a program)
-    "supervisor-exited": ("supervisor-restarted", timedelta(seconds=10), "program"),
+    "supervisor-exited": (frozenset({"supervisor-restarted"}), timedelta(seconds=10), "program"),
 }
 
 
@@ -365,7 +367,7 @@ def _settled(hits: list[tuple[Any, ...]]) -> set[int]:
             continue
         later, span, same = rule
         if any(
-            other.signature.name == later
+            other.signature.name in later
             and at <= other_at <= at + span
             and (same is None or other.attrs.get(same) == hit.attrs.get(same))
             for other_at, _t, _o, _s, other in hits

@@ -123,6 +123,24 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("RuntimeError: Exception ignored while training: loss is nan",),
     ),
     Signature(
+        # an experiment tracker's own error, logged with the traceback of what it caught (blocks.pieces keeps them
+        # together): Comet's streaming thread ("COMET ERROR: Streaming error", it goes on sending), W&B's exit hook
+        # after the program's body ended ("wandb: ERROR Problem finishing run", then "The wandb backend process has
+        # shutdown": the run's end, not what ended it)
+        name="tracker-error-logged",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"^(?:COMET ERROR: Streaming error|wandb: ERROR Problem finishing run)"),
+        summary="the experiment tracker logged an error of its own",
+        phrases=("COMET ERROR: Streaming error", "Problem finishing run"),
+        examples=(
+            "COMET ERROR: Streaming error\nTraceback (most recent call last):\n  File"
+            ' "/usr/local/lib/python3.5/dist-packages/comet_ml/comet.py", line 117, in _loop\n'
+            "ValueError: Could not connect to server after multiple tries.",
+            "wandb: ERROR Problem finishing run",
+        ),
+        near_misses=("wandb: ERROR Run initialization has timed out after 90.0 sec.",),
+    ),
+    Signature(
         # PyTorch 2.4+ as a rank's process exits without destroy_process_group ("WARNING: process group has NOT been
         # destroyed before we destruct ProcessGroupNCCL"): the rank ended by itself (a process killed by a signal
         # prints nothing); what ended it is said elsewhere
@@ -1172,7 +1190,10 @@ SIGNATURES: tuple[Signature, ...] = (
             # 'gpu-name'")
             # (not TensorFlow's XLA quoting it as it falls back to the driver: "... The ptxas error was: ptxas fatal")
             r"|(?<!The ptxas error was: )ptxas fatal\s{0,4}: Value 'sm_\w{1,8}' is not defined for option 'gpu-name'"
-            r"|cudaErrorNoKernelImageForDevice|cudaErrorInvalidDeviceFunction|CUDA_ERROR_NO_BINARY_FOR_GPU)"
+            r"|cudaErrorNoKernelImageForDevice|cudaErrorInvalidDeviceFunction|CUDA_ERROR_NO_BINARY_FOR_GPU"
+            # cuBLAS and cuDNN refusing a GPU older than they support ("the function requires a feature absent
+            # from the device architecture"): a wheel for newer GPUs on a V100 or a Maxwell card
+            r"|CUBLAS_STATUS_ARCH_MISMATCH|CUDNN_STATUS_(?:NOT_SUPPORTED_)?ARCH_MISMATCH)"
         ),
         summary="the image's GPU code does not fit this node's GPU or driver: {error}",
         phrases=(
@@ -1185,6 +1206,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "cudaErrorInvalidKernelImage",
             "CUDA_ERROR_INVALID_IMAGE",
             "is not defined for option 'gpu-name'",
+            "CUBLAS_STATUS_ARCH_MISMATCH",
+            "CUDNN_STATUS_ARCH_MISMATCH",
+            "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH",
         ),
         fixed={"reason": "GPU architecture"},
         examples=(
@@ -1195,6 +1219,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " function",
             "RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
             "ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'",
+            "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasCreate(handle)`",
+            "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_ARCH_MISMATCH",
         ),
         near_misses=(
             "CUDA kernel images built for: sm_80 sm_86 sm_90",
@@ -1656,23 +1682,45 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # Weights & Biases failing in wandb.init, which raises and ends the program: its init timeout ("Run
-        # initialization has timed out after %s sec.", a CommError) and no API key without a terminal ("api_key not
-        # configured (no-tty)", a UsageError); its retries and sync errors mid-run are not fatal and not read
+        # initialization has timed out after %s sec.", a CommError), no API key without a terminal ("api_key not
+        # configured (no-tty)", a UsageError), its service or (0.8-0.9) its process not starting ("Timed out waiting
+        # for wandb service to start after %s seconds", ServiceStartTimeoutError, also printed by `wandb agent`;
+        # "W&B process failed to launch", a LaunchError), and what init's error path prints in 0.10-0.12 (its
+        # getcaller()'s "Problem at: FILE LINE FUNCTION", then "Abnormal program exit"); its retries and sync
+        # errors mid-run are not fatal and not read
         name="wandb-init-failed",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
             r"wandb: ERROR (?P<message>Run initialization has timed out after [\d.]{1,10} sec"
-            r"|api_key not configured \(no-tty\))"
+            r"|api_key not configured \(no-tty\)|W&B process failed to launch|Abnormal program exit)"
+            r"|(?P<service>Timed out waiting for wandb service to start after [\d.]{1,10} seconds)"
+            r"|^(?P<caller>Problem at: \S{1,300} \d{1,6} \S{1,200})$",
+            re.MULTILINE,
         ),
-        summary="Weights & Biases could not start the run: {message}",
-        phrases=("Run initialization has timed out", "api_key not configured"),
+        summary="Weights & Biases could not start the run: {line}",
+        extract=whole,
+        phrases=(
+            "Run initialization has timed out",
+            "api_key not configured",
+            "process failed to launch",
+            "Abnormal program exit",
+            "waiting for wandb service to start",
+            "Problem at",
+        ),
         fixed={"exception": "wandb init"},
         examples=(
             "wandb: ERROR Run initialization has timed out after 600.0 sec. Please try increasing the timeout with the"
             " `init_timeout` setting: `wandb.init(settings=wandb.Settings(init_timeout=120))`.",
             "wandb: ERROR api_key not configured (no-tty). call wandb.login(key=[your_api_key])",
+            "wandb: ERROR W&B process failed to launch, see: /home/u/wandb/debug.log",
+            "Error: Timed out waiting for wandb service to start after 30.0 seconds. Try increasing the timeout with the"
+            " `_service_wait` setting.",
+            "Problem at: /media/superhero/8TB/LilNetX-main/main.py 85 main",
         ),
-        near_misses=("wandb: ERROR Error while calling W&B API: context deadline exceeded (<Response [500]>)",),
+        near_misses=(
+            "wandb: ERROR Error while calling W&B API: context deadline exceeded (<Response [500]>)",
+            "Problem at: the data loader, see below",
+        ),
     ),
     Signature(
         # a training loop's numeric guard stopping the run: Megatron-LM's rerun state machine ("Unexpected result
@@ -1785,6 +1833,24 @@ SIGNATURES: tuple[Signature, ...] = (
         fixed={"reason": "image's scripts"},
         examples=("s6-rc-oneshot-run: fatal: unable to exec /etc/s6-overlay/s6-rc.d/init-tor/run: Permission denied",),
         near_misses=("s6-rc: info: service init-tor: starting",),
+    ),
+    Signature(
+        # Argo Workflows' emissary (the step's entrypoint, argoexec) unable to find the step's command in the image
+        # ("failed to find name in PATH: exec: %q: executable file not found in $PATH", the message of the main
+        # container's end with exit code 64, and its error on stderr): the step never ran, the spec's command or
+        # the image
+        name="argo-emissary-no-command",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"failed to find name in PATH: (?P<error>exec: \"[^\"\n]{1,200}\": executable file not found in \$PATH)"
+        ),
+        summary="the step's command is not in its image: {error}",
+        phrases=("failed to find name in PATH",),
+        fixed={"reason": "command not in image"},
+        examples=(
+            'Error (exit code 64): failed to find name in PATH: exec: "exit": executable file not found in $PATH',
+        ),
+        near_misses=('exec: "nvidia-smi": executable file not found in $PATH',),
     ),
     Signature(
         # the NVIDIA device plugin refusing its own configuration ("unable to validate flags: using MPS requires
@@ -2024,17 +2090,20 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         # a trainer that catches a CUDA OOM and goes on: fairseq's "| WARNING: ran out of memory with exception:
         # %s;\n Skipping batch" (0.x) and "OOM: Ran out of memory with exception: %s" (_log_oom, then "attempting
-        # to recover"), and the forks that copy them. An OOM it re-raises ends in its own traceback's final line.
+        # to recover"), its first releases' "| WARNING: ran out of memory on GPU #%d, skipping batch" (the
+        # THCudaCheck line printed as the error was raised just before it is settled: parse.SETTLED), and the forks
+        # that copy them. An OOM it re-raises ends in its own traceback's final line.
         name="cuda-oom-caught",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"[Rr]an out of memory with exception"),
+        pattern=rx(r"[Rr]an out of memory with exception|ran out of memory(?: on GPU #\d{1,3})?, skipping batch"),
         summary="the trainer caught a CUDA out-of-memory error and went on (skipped the batch or recovered)",
-        phrases=("ran out of memory with exception",),
+        phrases=("ran out of memory with exception", "skipping batch"),
         examples=(
             "| WARNING: ran out of memory with exception: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0;"
             " 15.75 GiB total capacity; 11.71 GiB already allocated; 584.94 MiB free; 2.38 GiB cached);",
             "2023-01-05 10:11:12 | WARNING | fairseq.trainer | OOM: Ran out of memory with exception: CUDA out of"
             " memory. Tried to allocate 62.00 MiB (GPU 0; 15.90 GiB total capacity)",
+            "| WARNING: ran out of memory on GPU #2, skipping batch",
         ),
         near_misses=(
             "RuntimeError: CUDA out of memory. Tried to allocate 62.00 MiB (GPU 0; 15.90 GiB total capacity)",
@@ -2096,6 +2165,20 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|\[HAMI-core ERROR[^\]\n]{0,120}\]: (?:Device \d{1,3} OOM \d{1,20} / \d{1,20}|cuMemoryAllocate failed res=2\b)"
             r"|NVML_SUCCESS == r INTERNAL ASSERT FAILED at \"?[^\n]{0,200}?CUDACachingAllocator\.cpp"
             r"|Not enough memory to handle \d{1,9} prefill tokens"
+            # PaddlePaddle's allocator ("Out of memory error on GPU %d. Cannot allocate %s memory on GPU %d, ...",
+            # 1.7-2.x, in its ResourceExhaustedError summary or alone), its CUDA check ("(External) CUDA error(2),
+            # out of memory.", "Cuda error(2)" in 2.1) and Fluid 1.x's "enforce allocating <= available failed" (the
+            # bytes asked of the GPU against those free, gpu_info.cc); Caffe2's enforce on CUDA's status ("[enforce
+            # fail at event_gpu.cc:17] error == cudaSuccess. 2 vs 0. Error at: ...: out of memory"); MindSpore's
+            # device memory pool ("Malloc for kernel output failed, Memory isn't enough") and CUDA calls ("The
+            # cudaStreamCreateWithFlags failed, ret[2], out of memory"); OneFlow before 0.9's uncaught exception
+            # ("oneflow::RuntimeException' / what():  Error: out of memory", its CUDA allocator's words)
+            r"|Out of memory error on GPU \d{1,3}\. Cannot allocate|(?i:cuda) error\(2\), out of memory"
+            r"|enforce allocating <= available failed"
+            r"|error == cudaSuccess\. 2 vs 0\.[^\n]{0,400}?out of memory"
+            r"|Malloc for kernel (?:input|output|workspace) failed, Memory isn't enough"
+            r"|The cuda\w{1,40} failed, ret\[2\], out of memory"
+            r"|oneflow::RuntimeException'\s{0,200}what\(\):\s{1,4}Error: out of memory"
         ),
         extract=cuda_oom,
         summary="GPU out of memory (tried to allocate {tried})",
@@ -2128,6 +2211,13 @@ SIGNATURES: tuple[Signature, ...] = (
             "Failed to allocate request for",
             "cudaMalloc failed: out of memory",
             "vs. 0) out of memory",
+            "Out of memory error on GPU",
+            "error(2), out of memory",
+            "enforce allocating <= available failed",
+            "cudaSuccess. 2 vs 0",
+            "Memory isn't enough",
+            "ret[2], out of memory",
+            "what(): Error: out of memory",
         ),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
@@ -2168,6 +2258,18 @@ SIGNATURES: tuple[Signature, ...] = (
             "[HAMI-core ERROR (pid:25 thread=139892685178688 allocator.c:53)]: Device 0 OOM 27147995136 / 25757220864",
             'RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/CUDACachingAllocator.cpp":1154,'
             " please report a bug to PyTorch.",
+            "Out of memory error on GPU 0. Cannot allocate 25.002197MB memory on GPU 0, available memory is only"
+            " 15.187500MB.",
+            "OSError: (External) CUDA error(2), out of memory.",
+            "OSError: (External) Cuda error(2), out of memory. [Advise: The API call failed because it was unable to"
+            " allocate enough memory to perform the requested operation. ]",
+            "paddle.fluid.core.EnforceNotMet: enforce allocating <= available failed, 10513462067 > 1369702144",
+            "RuntimeError: [enforce fail at event_gpu.cc:17] error == cudaSuccess. 2 vs 0. Error at:"
+            " /home/sd/pytorch/caffe2/core/event_gpu.cc:17: out of memory",
+            "RuntimeError: Malloc for kernel output failed, Memory isn't enough, node:Default/Cast-op446",
+            "The cudaStreamCreateWithFlags failed, ret[2], out of memory",
+            "terminate called after throwing an instance of 'oneflow::RuntimeException'\n  what():  Error: out of"
+            " memory",
             "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried"
             " to allocate 100.00 MiB (GPU 0; 7.78 GiB total capacity; 6.83 GiB already allocated",
             "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
@@ -2194,6 +2296,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"(?: \([^\n]{1,300}\))?[ \t]*$"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
+            # PaddlePaddle 2.x: "(External) CUDA error(%d), %s." (cudaGetErrorString's words, then its hint)
+            r"|(?i:cuda) error\((?P<paddle_code>\d{1,4})\), (?P<paddle_error>[^\n]{0,200}?[^\s.])\.?[ \t]*$"
             # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s", printed before THError raises
             # "cuda runtime error (%d) : %s" (read above when it comes). Not THCGeneral.cpp's "invalid argument"
             # (error=11) of 0.4-1.1 on newer GPUs and CUDA: raised within the library and caught there, the run
@@ -2257,6 +2361,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "Test CUDA failure common.cu:1007\n'CUDA-capable device(s) is/are busy or unavailable'",
             "Failed to allocate device vector A (error code CUDA-capable device(s) is/are busy or unavailable)!",
             "E tensorflow/stream_executor/cuda/cuda_dnn.cc:81] CUDNN_STATUS_EXECUTION_FAILED",
+            "ExternalError: CUDA error(700), an illegal memory access was encountered. ",
         ),
         near_misses=(
             "CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log",
@@ -3592,20 +3697,31 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # the kubelet's pod lifecycle event generator stalled ("PLEG is not healthy: pleg was last seen active %v
-        # ago; threshold is %v"): the kubelet reports its node NotReady until it recovers
+        # ago; threshold is %v"), or its container runtime stopped answering ("container runtime is down"): the
+        # kubelet reports its node NotReady until it recovers. Not the kubelet's first moments, before either ran
+        # (a zero time's 2562047h47m16.854775807s, the largest Go duration; "pleg has yet to be successful")
         name="kubelet-pleg-unhealthy",
         kind=Kind.NODE_NOT_READY,
-        pattern=rx(r"PLEG is not healthy: pleg was last seen active"),
-        summary="the kubelet stalled (PLEG is not healthy): its node NotReady",
-        phrases=("PLEG is not healthy",),
+        pattern=rx(
+            r"(?P<why>PLEG is not healthy): pleg was last seen active (?!2562047h)"
+            r"|(?P<runtime>container runtime is down)"
+            r"(?![^\n\]\"]{0,10}PLEG is not healthy: pleg (?:was last seen active 2562047h|has yet to be successful))"
+        ),
+        summary="the kubelet reports its node NotReady: {line}",
+        phrases=("PLEG is not healthy", "container runtime is down"),
         wildcards=("?*:pleg",),  # "Message:PLEG" in the kubelet's node-status line is one token
         examples=(
             'kubelet: E0413 10:53:52.844381    3263 kubelet.go:2055] "Skipping pod synchronization" err="PLEG is not'
             ' healthy: pleg was last seen active 2h33m12.704970756s ago; threshold is 3m0s"',
             "kubelet_node_status.go:682] Node became not ready: {Type:Ready Status:False Reason:KubeletNotReady"
             " Message:PLEG is not healthy: pleg was last seen active 3m7.629592089s ago; threshold is 3m0s}",
+            "I0409 21:14:19.210702   26014 kubelet.go:1794] skipping pod synchronization - [container runtime is down]",
         ),
-        near_misses=("PLEG is healthy again",),
+        near_misses=(
+            "PLEG is healthy again",
+            "I0705 13:07:12.269821   32911 kubelet.go:1799] skipping pod synchronization - [container runtime is down"
+            " PLEG is not healthy: pleg was last seen active 2562047h47m16.854775807s ago; threshold is 3m0s]",
+        ),
     ),
     Signature(
         # the node's kernel going down: "Kernel panic - not syncing: %s". A hard lockup, a soft lockup or a hung
@@ -3869,6 +3985,27 @@ SIGNATURES: tuple[Signature, ...] = (
             " developers / '",
         ),
         near_misses=("Test NCCL success common.cu:961",),
+    ),
+    Signature(
+        # an exception Python chained to a later one ("During handling of the above exception, another exception
+        # occurred:", "The above exception was the direct cause of the following exception:"), its traceback or
+        # line joined to the words (blocks.pieces): the later exception is the one that ended the program, and a
+        # paste or a log that stops at the words has not said it. What the earlier one names by the signatures
+        # above (a CUDA error, an out-of-memory, an NCCL error) is still read.
+        name="python-exception-chained",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"(?:During handling of the above exception, another exception occurred"
+            r"|The above exception was the direct cause of the following exception):[ \t]*\Z"
+        ),
+        summary="an exception Python chained to a later one",
+        phrases=("During handling of the above exception", "The above exception was the direct cause"),
+        examples=(
+            "colossalai.gemini.chunk.chunk.ChunkFullError\n\nDuring handling of the above exception, another exception"
+            " occurred:",
+            "KeyError: 'input_ids'\n\nThe above exception was the direct cause of the following exception:",
+        ),
+        near_misses=("KeyError: 'input_ids'",),
     ),
     Signature(
         name="python-traceback",

@@ -186,10 +186,7 @@ def last_seen_query(selector: str, by: str) -> str:
     return f"max by ({by}) (timestamp({selector}))"
 
 
-# --- collection: round 1, flags ------------------------------------------------------------------------------------
-
-
-# --- collection: round 1, flags ------------------------------------------------------------------------------------
+# --- discovery: the GPUs and metric families the scope has ------------------------------------------------------
 
 
 def families_match(sel: Selectors) -> list[str]:
@@ -244,6 +241,9 @@ def gpus_seen_match(nodes: Sequence[str]) -> list[str]:
     return [
         Selectors(tuple(nodes), (), CANONICAL.on_node_label(label)).gpu(PRESENCE_NAMES) for label in DCGM_NODE_LABELS
     ]
+
+
+# --- collection: round 1, flags ------------------------------------------------------------------------------------
 
 
 # The project's exporter makes each per-code Xid counter at that code's first Xid, so a series first sampled in the

@@ -430,6 +430,7 @@ _STATUS_CAUSES = {
     "invalidimagename": "config-error",
     "imagepullbackoff": "config-error",
     "errimagepull": "config-error",
+    "errimageneverpull": "config-error",
 }
 
 

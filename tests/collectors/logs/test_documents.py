@@ -130,3 +130,28 @@ def test_two_xids_of_one_gpu_in_one_document_are_both_read() -> None:
     )
     assert [hit.attrs["xid"] for _, hit, _ in match_document(text)] == [38, 109]
     assert [hit.attrs["xid"] for _, hit, _ in match_document(text.split("\n")[0] + "\n" + text.split("\n")[0])] == [38]
+
+
+def test_an_exception_python_chained_to_a_later_one_is_not_the_programs_last() -> None:
+    """Python's words between two chained exceptions: the later one ended the program, and a log that stops at
+    the words has not said what did; what the earlier one names by its own signature (an out-of-memory) still
+    counts."""
+    chained = [
+        *TRACEBACK,
+        "[rank0]: ",
+        "[rank0]: During handling of the above exception, another exception occurred:",
+        "[rank0]: ",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/workspace/train.py", line 312, in do_train',
+        "[rank0]:     raise RuntimeError('no data')",
+        "[rank0]: RuntimeError: no data",
+    ]
+    assert kinds("\n".join(chained)) == [Kind.LOG_LINE, Kind.APP_EXCEPTION]
+    assert [index for index, _ in pieces(chained)] == [5, 6, 10]
+    assert kinds("\n".join(chained[:6])) == [Kind.LOG_LINE]  # the log stops at the words
+    cut = ["raise ChunkFullError", "colossalai.gemini.chunk.chunk.ChunkFullError", ""]
+    assert kinds("\n".join([*cut, "The above exception was the direct cause of the following exception:"])) == [
+        Kind.LOG_LINE
+    ]
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert kinds(f"{oom}\n\nDuring handling of the above exception, another exception occurred:") == [Kind.CUDA_OOM]
