@@ -96,10 +96,6 @@ ONE_OBJECT = {
         " as the program's"
     ),
     "r33e-aim-rocksioerror-exception-ignored-db-write": "Python's 'Exception ignored in:' and the exception it announces",
-    "r33e-wandb-problem-finishing-run-atexit-backend-shutdown": (
-        "W&B's 'Problem finishing run' and the traceback it logged from its exit hook: sent apart, the traceback reads"
-        " as the program's"
-    ),
     "r33e-comet-streaming-error-valueerror-training-continued": (
         "Comet's 'Streaming error' and the traceback it logged from its own thread"
     ),

@@ -41,8 +41,12 @@ _RELAYED = _rx(
     (r"NVRM: Xid \(PCI:", Kind.GPU_XID),
     (r"out of memory: Kill(?:ed)? process \d", Kind.KERNEL_OOM),
     # the kubelet's pod lifecycle event generator stalled, or its container runtime stopped answering: the kubelet
-    # reports its node NotReady
-    (r"PLEG is not healthy|container runtime is down", Kind.NODE_NOT_READY),
+    # reports its node NotReady (not in its first moments: a PLEG that never ran, a zero time's 2562047h)
+    (
+        r"(?:PLEG is not healthy|container runtime is down)"
+        r"(?![^\]\n\"]{0,40}pleg (?:was last seen active 2562047h|has yet to be successful))",
+        Kind.NODE_NOT_READY,
+    ),
     (
         r"^Status condition transitioned, Type: (?:Ready, Status: \w+ -> (?:False|Unknown)|\w+, Status: \w+ ->"
         r" Unknown, Reason: NodeStatusUnknown)",

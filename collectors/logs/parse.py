@@ -340,39 +340,53 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
     return events
 
 
-# A line that a later line (of one of the signatures named) of the same node settles within seconds, told by the
-# attribute both name: a NIC link back up (a flap the traffic rides out), an eviction manager that found no pod to
-# evict
-SETTLED: Mapping[str, tuple[frozenset[str], timedelta, str | None]] = {
-    "nic-link-down": (frozenset({"nic-link-up"}), timedelta(seconds=5), "device"),
-    "kubelet-eviction-pressure": (frozenset({"kubelet-eviction-none-active"}), timedelta(seconds=1), None),
+@dataclass(frozen=True)
+class Settle:
+    """A later line (of the signature ``by``) of the same node or container within ``within`` that settles a line:
+    told by the attribute both name (``same``), and only a line whose text holds ``only``."""
+
+    by: str
+    within: timedelta
+    same: str | None = None
+    only: str | None = None
+
+
+# A line that a later line settles within seconds: a NIC link back up (a flap the traffic rides out), an eviction
+# manager that found no pod to evict
+SETTLED: Mapping[str, tuple[Settle, ...]] = {
+    "nic-link-down": (Settle("nic-link-up", timedelta(seconds=5), same="device"),),
+    "kubelet-eviction-pressure": (Settle("kubelet-eviction-none-active", timedelta(seconds=1)),),
     # aws-ofi-nccl's own WARNs as it fails to start ("NET/OFI Creating new endpoint for domain ... failed",
     # "Couldn't open CQ") just before the same process says it did not load: NCCL goes on with its own transports
-    "nccl-ofi-warn": (frozenset({"nccl-ofi-init-failed"}), timedelta(seconds=1), "proc"),
-    # llama.cpp's failed allocation that it retries without pipeline parallelism, a trainer that caught the
-    # out-of-memory error and skipped the batch (both go on)
-    "cuda-oom": (frozenset({"llamacpp-alloc-retry", "cuda-oom-caught"}), timedelta(seconds=5), None),
+    "nccl-ofi-warn": (Settle("nccl-ofi-init-failed", timedelta(seconds=1), same="proc"),),
+    "cuda-oom": (
+        # llama.cpp's failed allocation that it retries without pipeline parallelism (and goes on)
+        Settle("llamacpp-alloc-retry", timedelta(seconds=5)),
+        # THC's line as the error was raised, that fairseq's first releases caught ("ran out of memory, skipping
+        # batch"): only that line, which the error's own traceback follows when nothing caught it (another rank's
+        # fatal out-of-memory is no THC line of this one's)
+        Settle("cuda-oom-caught", timedelta(seconds=2), only="THCudaCheck FAIL"),
+    ),
     # a supervisor's program that it started again at once (supervisord's "spawned: 'x'" for the same x, gunicorn's
     # "Booting worker": neither side names a program)
-    "supervisor-exited": (frozenset({"supervisor-restarted"}), timedelta(seconds=10), "program"),
+    "supervisor-exited": (Settle("supervisor-restarted", timedelta(seconds=10), same="program"),),
 }
 
 
 def _settled(hits: list[tuple[Any, ...]]) -> set[int]:
     """The indexes of the hits a later hit settled (SETTLED)."""
     done: set[int] = set()
-    for n, (at, _text, _order, _subject, hit) in enumerate(hits):
-        rule = SETTLED.get(hit.signature.name)
-        if rule is None:
-            continue
-        later, span, same = rule
-        if any(
-            other.signature.name in later
-            and at <= other_at <= at + span
-            and (same is None or other.attrs.get(same) == hit.attrs.get(same))
-            for other_at, _t, _o, _s, other in hits
-        ):
-            done.add(n)
+    for n, (at, text, _order, _subject, hit) in enumerate(hits):
+        for rule in SETTLED.get(hit.signature.name, ()):
+            if rule.only is not None and rule.only not in text:
+                continue
+            if any(
+                other.signature.name == rule.by
+                and at <= other_at <= at + rule.within
+                and (rule.same is None or other.attrs.get(rule.same) == hit.attrs.get(rule.same))
+                for other_at, _t, _o, _s, other in hits
+            ):
+                done.add(n)
     return done
 
 

@@ -124,21 +124,20 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # an experiment tracker's own error, logged with the traceback of what it caught (blocks.pieces keeps them
-        # together): Comet's streaming thread ("COMET ERROR: Streaming error", it goes on sending), W&B's exit hook
-        # after the program's body ended ("wandb: ERROR Problem finishing run", then "The wandb backend process has
-        # shutdown": the run's end, not what ended it)
+        # together): Comet's streaming thread ("COMET ERROR: Streaming error", it goes on sending). (Not W&B's exit
+        # hook, "wandb: ERROR Problem finishing run": 0.10 then exits -1 and 0.12+ raises, the exception the run
+        # ended with.)
         name="tracker-error-logged",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"^(?:COMET ERROR: Streaming error|wandb: ERROR Problem finishing run)"),
+        pattern=rx(r"^COMET ERROR: Streaming error"),
         summary="the experiment tracker logged an error of its own",
-        phrases=("COMET ERROR: Streaming error", "Problem finishing run"),
+        phrases=("COMET ERROR: Streaming error",),
         examples=(
             "COMET ERROR: Streaming error\nTraceback (most recent call last):\n  File"
             ' "/usr/local/lib/python3.5/dist-packages/comet_ml/comet.py", line 117, in _loop\n'
             "ValueError: Could not connect to server after multiple tries.",
-            "wandb: ERROR Problem finishing run",
         ),
-        near_misses=("wandb: ERROR Run initialization has timed out after 90.0 sec.",),
+        near_misses=("wandb: ERROR Problem finishing run",),
     ),
     Signature(
         # PyTorch 2.4+ as a rank's process exits without destroy_process_group ("WARNING: process group has NOT been
@@ -1836,19 +1835,19 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # Argo Workflows' emissary (the step's entrypoint, argoexec) unable to find the step's command in the image
-        # ("failed to find name in PATH: exec: %q: executable file not found in $PATH", the message of the main
+        # ("failed to find name in PATH: exec: %q: executable file not found in $PATH", for a path Go's LookPath
+        # error: "exec: \"/bin/sh\": no such file or directory", "permission denied"), the message of the main
         # container's end with exit code 64, and its error on stderr): the step never ran, the spec's command or
         # the image
         name="argo-emissary-no-command",
         kind=Kind.CONFIG_ERROR,
-        pattern=rx(
-            r"failed to find name in PATH: (?P<error>exec: \"[^\"\n]{1,200}\": executable file not found in \$PATH)"
-        ),
+        pattern=rx(r"failed to find name in PATH: (?P<error>exec: \"[^\"\n]{1,200}\": [^\n]{1,200})"),
         summary="the step's command is not in its image: {error}",
         phrases=("failed to find name in PATH",),
         fixed={"reason": "command not in image"},
         examples=(
             'Error (exit code 64): failed to find name in PATH: exec: "exit": executable file not found in $PATH',
+            'failed to find name in PATH: exec: "/bin/sh": no such file or directory',
         ),
         near_misses=('exec: "nvidia-smi": executable file not found in $PATH',),
     ),
@@ -2090,20 +2089,23 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         # a trainer that catches a CUDA OOM and goes on: fairseq's "| WARNING: ran out of memory with exception:
         # %s;\n Skipping batch" (0.x) and "OOM: Ran out of memory with exception: %s" (_log_oom, then "attempting
-        # to recover"), its first releases' "| WARNING: ran out of memory on GPU #%d, skipping batch" (the
-        # THCudaCheck line printed as the error was raised just before it is settled: parse.SETTLED), and the forks
-        # that copy them. An OOM it re-raises ends in its own traceback's final line.
+        # to recover"), its first releases' "| WARNING: ran out of memory on GPU #%d, skipping batch" and its
+        # validation's "ran out of memory, retrying batch" (the THCudaCheck line printed as the error was raised
+        # just before it is settled: parse.SETTLED), and the forks that copy them. An OOM it re-raises ends in its own traceback's final line.
         name="cuda-oom-caught",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"[Rr]an out of memory with exception|ran out of memory(?: on GPU #\d{1,3})?, skipping batch"),
+        pattern=rx(
+            r"[Rr]an out of memory with exception|[Rr]an out of memory(?: on GPU #\d{1,3})?, (?:skipping|retrying) batch"
+        ),
         summary="the trainer caught a CUDA out-of-memory error and went on (skipped the batch or recovered)",
-        phrases=("ran out of memory with exception", "skipping batch"),
+        phrases=("ran out of memory with exception", "skipping batch", "retrying batch"),
         examples=(
             "| WARNING: ran out of memory with exception: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0;"
             " 15.75 GiB total capacity; 11.71 GiB already allocated; 584.94 MiB free; 2.38 GiB cached);",
             "2023-01-05 10:11:12 | WARNING | fairseq.trainer | OOM: Ran out of memory with exception: CUDA out of"
             " memory. Tried to allocate 62.00 MiB (GPU 0; 15.90 GiB total capacity)",
             "| WARNING: ran out of memory on GPU #2, skipping batch",
+            "| WARNING: ran out of memory, retrying batch",
         ),
         near_misses=(
             "RuntimeError: CUDA out of memory. Tried to allocate 62.00 MiB (GPU 0; 15.90 GiB total capacity)",
@@ -3697,28 +3699,25 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # the kubelet's pod lifecycle event generator stalled ("PLEG is not healthy: pleg was last seen active %v
-        # ago; threshold is %v"), or its container runtime stopped answering ("container runtime is down"): the
-        # kubelet reports its node NotReady until it recovers. Not the kubelet's first moments, before either ran
-        # (a zero time's 2562047h47m16.854775807s, the largest Go duration; "pleg has yet to be successful")
+        # ago; threshold is %v"): the kubelet reports its node NotReady until it recovers. Not the kubelet's first
+        # moments, before it ran (a zero time's 2562047h47m16.854775807s, the largest Go duration; "pleg has yet to
+        # be successful"). Its "skipping pod synchronization - [container runtime is down]" alone decides nothing:
+        # kubelets before 1.13 print it in their first seconds with the runtime up (kubernetes#69613)
         name="kubelet-pleg-unhealthy",
         kind=Kind.NODE_NOT_READY,
-        pattern=rx(
-            r"(?P<why>PLEG is not healthy): pleg was last seen active (?!2562047h)"
-            r"|(?P<runtime>container runtime is down)"
-            r"(?![^\n\]\"]{0,10}PLEG is not healthy: pleg (?:was last seen active 2562047h|has yet to be successful))"
-        ),
-        summary="the kubelet reports its node NotReady: {line}",
-        phrases=("PLEG is not healthy", "container runtime is down"),
+        pattern=rx(r"PLEG is not healthy: pleg was last seen active (?!2562047h)"),
+        summary="the kubelet stalled (PLEG is not healthy): its node NotReady",
+        phrases=("PLEG is not healthy",),
         wildcards=("?*:pleg",),  # "Message:PLEG" in the kubelet's node-status line is one token
         examples=(
             'kubelet: E0413 10:53:52.844381    3263 kubelet.go:2055] "Skipping pod synchronization" err="PLEG is not'
             ' healthy: pleg was last seen active 2h33m12.704970756s ago; threshold is 3m0s"',
             "kubelet_node_status.go:682] Node became not ready: {Type:Ready Status:False Reason:KubeletNotReady"
             " Message:PLEG is not healthy: pleg was last seen active 3m7.629592089s ago; threshold is 3m0s}",
-            "I0409 21:14:19.210702   26014 kubelet.go:1794] skipping pod synchronization - [container runtime is down]",
         ),
         near_misses=(
             "PLEG is healthy again",
+            "I0409 21:14:19.210702   26014 kubelet.go:1794] skipping pod synchronization - [container runtime is down]",
             "I0705 13:07:12.269821   32911 kubelet.go:1799] skipping pod synchronization - [container runtime is down"
             " PLEG is not healthy: pleg was last seen active 2562047h47m16.854775807s ago; threshold is 3m0s]",
         ),

@@ -230,6 +230,18 @@ def test_llama_cpps_failed_allocation_it_retries_without_pipeline_parallelism_is
     _settles(retry, oom, Kind.CUDA_OOM, after=0.03, too_late=60)
 
 
+def test_an_out_of_memory_error_fairseq_caught_is_no_oom_but_another_ranks_is() -> None:
+    """THC's line as the error was raised, then fairseq's first releases catching it ("ran out of memory on GPU #2,
+    skipping batch"): it went on. Only THC's line is settled so: a fatal out-of-memory error of another rank (its
+    traceback's final line) a moment before stays one."""
+    thc = "THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=2 : out of memory"
+    _settles("| WARNING: ran out of memory on GPU #2, skipping batch", thc, Kind.CUDA_OOM, after=0.01, too_late=60)
+    _settles("| WARNING: ran out of memory, retrying batch", thc, Kind.CUDA_OOM, after=0.01, too_late=60)
+    fatal = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    skipped = "[rank0]: | WARNING: ran out of memory, skipping batch"
+    assert Kind.CUDA_OOM in _node_kinds(_container(0, fatal), _container(0.5, skipped))
+
+
 def test_a_supervisors_program_it_started_again_at_once_ended_nothing() -> None:
     """supervisord's "exited: x (exit status 1; not expected)" is the program's failure, unless it is "spawned:"
     again moments later (the container goes on); gunicorn's worker crash and its next worker alike."""
