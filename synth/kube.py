@@ -96,6 +96,8 @@ def _container_status(pod: Pod, now: datetime) -> dict[str, Any] | None:
 
 
 def _conditions(pod: Pod, now: datetime) -> list[dict[str, Any]]:
+    if pod.scheduled is None and not pod.admitted:
+        return []
     if pod.scheduled is None:
         message = pod.unschedulable_message or "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
         return [_cond("PodScheduled", "False", pod.created + timedelta(seconds=1), "Unschedulable", message)]

@@ -130,6 +130,8 @@ class Pod:
     kubelet_lost_at: datetime | None = None  # node stopped reporting: status frozen as it was
     liveness_probe: dict[str, Any] | None = None
     unschedulable_message: str | None = None
+    # False: the API server refused to make the pod (its controller's FailedCreate): no scheduler ever saw it
+    admitted: bool = True
     active_deadline_seconds: int | None = None
     ready: bool = True
 

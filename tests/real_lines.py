@@ -80,7 +80,7 @@ _ADMISSION_MESSAGE = re.compile(r"^\s*(?:Pod was rejected: |Pod )?Allocate faile
 # scheduler's pod group Unschedulable; a Job controller's FailedCreate: the pod never created)
 NEVER_RAN_REASONS = frozenset(
     {"FailedScheduling", "failedScheduling", "NotTriggerScaleUp", "Pending", "Unschedulable", "NotEnoughResources",
-     "FailedCreate", "FilteringFailed"}
+     "FailedCreate", "FailedCreatePod", "FilteringFailed"}
 )  # fmt: skip
 # kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message; get's object column
 # ("node/ip-10-1-2-3"); custom columns (first and last seen, count, source) before the type, the message right after
@@ -345,6 +345,7 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
         if reason in NEVER_RAN_REASONS:
             pod.node, pod.scheduled, pod.started, pod.ready = None, None, None, False
             pod.unschedulable_message = message
+            pod.admitted = reason not in ("FailedCreate", "FailedCreatePod")  # (never made: no scheduler saw it)
             rec.events = [e for e in rec.events if e.name != pod.name]
             rec.logs = [entry for entry in rec.logs if entry.pod != pod.name]  # it never ran
             rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "default-scheduler"))

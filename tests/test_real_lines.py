@@ -99,6 +99,12 @@ ONE_OBJECT = {
     "r33e-comet-streaming-error-valueerror-training-continued": (
         "Comet's 'Streaming error' and the traceback it logged from its own thread"
     ),
+    "r34b-vault-agent-init-template-403-permission-denied-runtime-error": (
+        "Vault's agent error and the 403 it names lines below: sent apart, neither says a secret was refused"
+    ),
+    "r34b-vault-agent-init-k8s-login-403-permission-denied-backoff": (
+        "Vault's login error and the 403 it names lines below: sent apart, neither says the login was refused"
+    ),
     "r33a-trap-colossalai-chunkfullerror-during-handling": (
         "an exception and Python's words chaining it to a later one: sent apart, the first reads as the last"
     ),

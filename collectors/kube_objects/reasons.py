@@ -53,6 +53,25 @@ _RELAYED = _rx(
         Kind.NODE_NOT_READY,
     ),
 )
+# The API server refusing a pod's spec for what the namespace allows: Pod Security admission ("violates PodSecurity
+# \"restricted:latest\": ..."), a ResourceQuota that needs requests the spec lacks ("failed quota: q: must specify
+# cpu,memory", before 1.3 "cpu is limited by quota, must make explicit request"), a LimitRange ("maximum cpu usage
+# per Container is 16, but request is 17", "minimum memory usage per Pod is ...", "cpu max limit to request ratio
+# per Container is 10, but provided ratio is ...", before 1.3 "Limited to 750Mi memory, but pod has no specified
+# memory limit"), a validating webhook's denial ('admission webhook "validation.gatekeeper.sh" denied the
+# request: ...'), PodSecurityPolicy and OpenShift's SCC ("unable to validate against any pod security policy",
+# "... security context constraint"), and the spec's own validation ('Pod "x" is invalid: ...')
+_REFUSED_SPEC = (
+    r"violates PodSecurity|failed quota: [^\n]{0,200}must specify|is limited by quota, must make explicit request"
+    r"|(?:maximum|minimum) [\w.-]{1,60} usage per (?:Container|Pod) is|max limit to request ratio per (?:Container|Pod)"
+    r"|Limited to \S{1,40} \S{1,40}, but pod has no specified|admission webhook \"[^\"\n]{1,200}\" denied the request"
+    r"|unable to validate against any (?:pod security policy|security context constraint)|\bis invalid: "
+)
+_CREATE_REFUSED = _rx(
+    (r"exceeded quota|quota is \S{1,40}, current usage is", Kind.FAILED_SCHEDULING),
+    (_REFUSED_SPEC, Kind.CONFIG_ERROR),
+)
+
 # kube-scheduler's cache racing its own bind (scheduler.go: "AssumePod failed: %v"; cache.go: "pod %v(%v) is in the
 # cache, so can't be assumed")
 _SCHEDULER_RACE = _rx((r"AssumePod failed|is in the cache, so can't be assumed", Kind.KUBE_EVENT))
@@ -97,10 +116,14 @@ REASONS: dict[str, Reason] = {
     # 1 minAvailable"; the condition's reason NotEnoughResources), kube-batch ("not enough resource for job")
     "Unschedulable": Reason(Kind.FAILED_SCHEDULING),
     "NotEnoughResources": Reason(Kind.FAILED_SCHEDULING),
-    # a Job controller refused the pod itself: a namespace quota ("... is forbidden: exceeded quota: ...") holds it
-    # back as capacity does; its other refusals (a webhook timing out, "already exists", a namespace terminating)
-    # pass or say nothing of the pods
-    "FailedCreate": Reason(Kind.KUBE_EVENT, refine=_rx((r"exceeded quota", Kind.FAILED_SCHEDULING))),
+    # a controller could not create the pod (the API server refused it): a namespace quota ("... is forbidden:
+    # exceeded quota: ...", before 1.3 "cpu quota is 200m, current usage is 200m") holds it back as capacity does;
+    # a spec the namespace's policies refuse is never created until it changes (_REFUSED_SPEC); its other
+    # refusals (a webhook that cannot be reached, the API server's timeout, "already exists", a namespace
+    # terminating) say nothing of the pods
+    "FailedCreate": Reason(Kind.KUBE_EVENT, refine=_CREATE_REFUSED),
+    # the Kubeflow training operator's own word for it
+    "FailedCreatePod": Reason(Kind.KUBE_EVENT, refine=_CREATE_REFUSED),
     "Preempted": Reason(Kind.PREEMPTED),  # default-scheduler, on the victim
     "Preempting": Reason(Kind.PREEMPTED),  # kubelet, critical pod admission
     # the kubelet refusing a pod the scheduler placed (its admission; the pod fails with the same reason):
@@ -112,7 +135,9 @@ REASONS: dict[str, Reason] = {
     # the kubelet kills a container whose postStart hook failed with the message "FailedPostStartHook" (and says
     # FailedPostStartHook "PostStartHook failed" before it, the hook's output kept out since 1.26): the pod's spec
     "Killing": Reason(Kind.KILLING, refine=_rx((r"^FailedPostStartHook$", Kind.CONFIG_ERROR))),
-    "FailedPostStartHook": Reason(Kind.CONFIG_ERROR),
+    # (not Istio's own hook on its sidecar, "pilot-agent wait" timing out for its proxy to be ready: the mesh's
+    # control plane slow, the pod's container starts all the same)
+    "FailedPostStartHook": Reason(Kind.CONFIG_ERROR, refine=_rx((r"\(\[pilot-agent wait\]\)", Kind.KUBE_EVENT))),
     "ExceededGracePeriod": Reason(Kind.KILLING),
     "BackOff": Reason(Kind.BACK_OFF, refine=_rx((r"pulling image", Kind.IMAGE_PULL_FAILED))),
     # ("failed to reserve container name", a CRI call past its deadline: the runtime busy, the kubelet retries)

@@ -343,12 +343,15 @@ def _signature_events(matched: Mapping[tuple[str, str], list[tuple[Any, ...]]], 
 @dataclass(frozen=True)
 class Settle:
     """A later line (of the signature ``by``) of the same node or container within ``within`` that settles a line:
-    told by the attribute both name (``same``), and only a line whose text holds ``only``."""
+    told by the attribute both name (``same``), only a line whose text holds ``only``, by a line whose text holds
+    ``by_holding``; an ``earlier`` one: a line just before it that says what it was."""
 
     by: str
     within: timedelta
     same: str | None = None
     only: str | None = None
+    by_holding: str | None = None
+    earlier: bool = False
 
 
 # A line that a later line settles within seconds: a NIC link back up (a flap the traffic rides out), an eviction
@@ -366,10 +369,18 @@ SETTLED: Mapping[str, tuple[Settle, ...]] = {
         # batch"): only that line, which the error's own traceback follows when nothing caught it (another rank's
         # fatal out-of-memory is no THC line of this one's)
         Settle("cuda-oom-caught", timedelta(seconds=2), only="THCudaCheck FAIL"),
+        # TensorRT's builder timing one tactic, scikit-learn's search scoring one fit as nan: both go on
+        Settle("attempt-failed-caught", timedelta(seconds=2), only="Cuda Error in allocate"),
+        Settle("attempt-failed-caught", timedelta(seconds=5), by_holding="Estimator fit failed"),
     ),
     # a supervisor's program that it started again at once (supervisord's "spawned: 'x'" for the same x, gunicorn's
     # "Booting worker": neither side names a program)
     "supervisor-exited": (Settle("supervisor-restarted", timedelta(seconds=10), same="program"),),
+    # NCCL's shared memory segment not made because CUDA refused to register it just before (shmutils.cc's "Cuda
+    # failure 'invalid argument'"), not for want of room in /dev/shm: the NCCL error decides
+    "shm-exhausted": (
+        Settle("nccl-warn", timedelta(seconds=1), only="/dev/shm/nccl-", by_holding="Cuda failure", earlier=True),
+    ),
 }
 
 
@@ -382,9 +393,11 @@ def _settled(hits: list[tuple[Any, ...]]) -> set[int]:
                 continue
             if any(
                 other.signature.name == rule.by
-                and at <= other_at <= at + rule.within
+                and (at - rule.within <= other_at <= at if rule.earlier else at <= other_at <= at + rule.within)
                 and (rule.same is None or other.attrs.get(rule.same) == hit.attrs.get(rule.same))
-                for other_at, _t, _o, _s, other in hits
+                and (rule.by_holding is None or rule.by_holding in other_text)
+                and other is not hit
+                for other_at, other_text, _o, _s, other in hits
             ):
                 done.add(n)
     return done

@@ -61,6 +61,13 @@ _NCCL_RESULT = {"nccl_result": str}
 # a CUDA error as printed: torch's "CUDA error: %s", Darknet's "CUDA Error: %s" and "CUDA Error Prev: %s", Paddle v1's
 # "Cuda Error: %s" (the OOM signature reads the out-of-memory one, the CUDA error signature any other)
 _CUDA_ERROR = r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): "
+# The node's own agents and log shippers, by the process names the kernel's OOM killer prints: a kill of one of them
+# (in its own memory cgroup, or the node's) is no pod's program killed
+_NODE_AGENT = (
+    r"(?!(?:flb-pipeline|fluent-bit|fluentd|td-agent-bit|vector|promtail|filebeat|otelcol[\w-]{0,20}|dcgm-exporter"
+    r"|nv-hostengine|nvidia-device-plugin|nvidia-device-plug|kubelet|containerd|dockerd|node_exporter|kube-proxy"
+    r"|calico-node|cilium-agent)[)\s])"
+)
 # NCCL's line prefix ("host:pid:tid [dev] file:line "), the process read as ``proc`` ("host:pid") when it is there
 _NCCL_PROCESS = r"(?:(?P<proc>[\w.-]{1,253}:\d{1,10}):\d{1,10} \[\d{1,3}\] (?:[^\n]{0,200}? )?)?"
 
@@ -465,7 +472,9 @@ SIGNATURES: tuple[Signature, ...] = (
         name="kernel-oom-killer",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
-            r"(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (?P<pid>\d+) \((?P<process>[^)\n]{0,64})\)"
+            r"(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (?P<pid>\d+) \("
+            + _NODE_AGENT
+            + r"(?P<process>[^)\n]{0,64})\)"
             r"(?:[^\n]{0,512}?anon-rss:(?P<anon_rss_kb>\d+)kB)?"
         ),
         summary="kernel OOM killer killed {process} (pid {pid})",
@@ -478,7 +487,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "Out of memory: Killed process 2793 (pt_main_thread) total-vm:102745988kB, anon-rss:95230612kB",
             "Out of memory: Kill process 1234 (python) score 999 or sacrifice child",
         ),
-        near_misses=("oom_reaper: reaped process 41230 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",),
+        near_misses=(
+            "oom_reaper: reaped process 41230 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
+            "Memory cgroup out of memory: Killed process 1360652 (flb-pipeline) total-vm:1307336kB, anon-rss:259736kB",
+        ),
     ),
     Signature(
         # the OOM killer's report around the kill (mm/oom_kill.c, memcontrol.c): its first line "%s invoked
@@ -488,7 +500,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="kernel-oom-report",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
-            r"(?P<process>[^\s\]]{1,64}) invoked oom-killer: gfp_mask="
+            r"(?<![^\s\]])" + _NODE_AGENT + r"(?P<process>[^\s\]]{1,64}) invoked oom-killer: gfp_mask="
             r"|Task in /[^\s]{1,400} killed as a result of limit of /"
             r"|\bmemory: usage (?P<usage>\d{1,15})kB, limit (?P=usage)kB, failcnt"
             # the memcg's statistics, printed only in its OOM report (mem_cgroup_print_oom_meminfo)
@@ -1071,6 +1083,68 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("libfabric:451707:1708520807::efa:core:efa_device_init():120<info> Selected device rdmap16s27",),
     ),
     Signature(
+        # what a pod's init or sidecar containers must fetch refused for the pod's identity: Vault's agent
+        # (vault-agent-init) reading a secret or logging in with the pod's service account answered 403 ("[ERROR]
+        # agent: runtime error encountered: ... Code: 403. Errors: ... permission denied", "auth.handler: error
+        # authenticating: ... Code: 403", which it retries for ever), git-sync unable to clone the code ("error
+        # syncing repo" / "failed to sync repo, aborting" ... "exit status 128: ... fatal: Could not read from remote
+        # repository"): the pod's secrets, policy or keys, set up wrong
+        name="pod-credentials-refused",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"(?P<error>(?:runtime error encountered|error authenticating):\s{0,10}\n(?:[^\n]{0,400}\n){0,12}?"
+            r"[^\n]{0,40}Code: 403\. Errors:"
+            r"|(?:error syncing repo|failed to sync repo, aborting)[^\n]{0,300}?exit status 128[^\n]{0,300}?"
+            r"fatal: (?:Could not read from remote repository|Authentication failed|repository '[^'\n]{1,300}' not found))"
+        ),
+        summary="the pod's credentials were refused: {error}",
+        phrases=("runtime error encountered", "error authenticating", "error syncing repo", "failed to sync repo"),
+        fixed={"reason": "credentials"},
+        examples=(
+            "2023-05-25T05:49:05.463Z [ERROR] agent: runtime error encountered:\n  error=\n  | template server:"
+            " vault.read(kv/x): Error making API request.\n  | \n  | URL: GET https://vault/v1/kv/x\n  | Code: 403."
+            " Errors:\n  | \n  | * permission denied",
+            "E0202 13:28:43.307843       1 main.go:169] error syncing repo: error running command: exit status 128:"
+            " \"Cloning into '/git'...\\nfatal: Could not read from remote repository.\\n\"",
+        ),
+        near_misses=(
+            "2021-11-22T17:46:08.799Z [ERROR] auth.handler: error authenticating:\n  error=\n  | Put"
+            ' "https://vault:8200/v1/auth/kubernetes/login": dial tcp 10.0.0.1:8200: i/o timeout\n   backoff=2.1s',
+        ),
+    ),
+    Signature(
+        # Linkerd's network validator (the pod's init container where linkerd-cni sets the redirect up) finding no
+        # redirect ("Failed to validate networking configuration. Please ensure iptables rules are rewriting traffic
+        # as expected."): the pod's network was not made for it, and it does not start
+        name="mesh-network-unvalidated",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(r"linkerd_network_validator: (?P<error>Failed to validate networking configuration)"),
+        summary="the service mesh could not set up the pod's network: {error}",
+        phrases=("Failed to validate networking configuration",),
+        fixed={"reason": "pod network"},
+        examples=(
+            "2024-04-04T08:59:27.259562Z ERROR linkerd_network_validator: Failed to validate networking configuration."
+            " Please ensure iptables rules are rewriting traffic as expected. timeout=10s",
+        ),
+        near_misses=("2024-04-04T08:59:17.257993Z  INFO linkerd_network_validator: Connecting to 1.1.1.1:20001",),
+    ),
+    Signature(
+        # libfabric's EFA provider giving up on an internal error ("Libfabric EFA provider has encountered an
+        # internal error:" ... "Your application will now abort()"): the node's fabric as the process saw it, like
+        # its transfer errors
+        name="efa-internal-error",
+        kind=Kind.NCCL_ERROR,
+        pattern=rx(r"Libfabric EFA provider has encountered an internal error"),
+        summary="EFA provider internal error: {line}",
+        phrases=("EFA provider has encountered an internal error",),
+        extract=whole,
+        examples=(
+            "Libfabric EFA provider has encountered an internal error:\n\nLibfabric error: (-12) Cannot allocate"
+            " memory\nEFA internal error: (4112) Failure to post internal receive buffers",
+        ),
+        near_misses=("libfabric:1:2::efa:core:efa_device_init():120<info> Selected device rdmap16s27",),
+    ),
+    Signature(
         # the pod's limits and devices too small for what the program must set up: UCX unable to pin memory under
         # the locked-memory limit ("Please set max locked memory (ulimit -l) to 'unlimited' (current: %llu
         # kbytes)"), a FUSE mount (JuiceFS, gcsfuse, s3fs in the container) with no /dev/fuse in the pod
@@ -1080,16 +1154,31 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
             r"(?P<error>UCX\s{1,4}(?:ERROR|FATAL)\s[^\n]{0,300}?Please set max locked memory \(ulimit -l\) to 'unlimited'"
+            # UCX before 1.13, which gave no advice: its completion queue refused at ERROR (ib_iface.c
+            # "ibv_create_cq(cqe=%d) failed: %m"), the locked-memory limit of a container
+            r"|UCX\s{1,4}ERROR ibv_create_cq\(cqe=\d{1,9}\) failed: Cannot allocate memory"
+            # numactl refused the memory policy it was asked to set (no CAP_SYS_NICE, the runtime's seccomp
+            # profile): it exits before the program starts
+            r"|setting membind: Operation not permitted"
             r"|fuse device not found, try 'modprobe"
             r" fuse' first|mknod /dev/fuse: operation not permitted)"
         ),
         summary="the pod cannot set up what the program needs: {error}",
-        phrases=("max locked memory", "fuse device not found", "mknod /dev/fuse"),
+        phrases=(
+            "max locked memory",
+            "fuse device not found",
+            "mknod /dev/fuse",
+            "ibv_create_cq",
+            "setting membind: Operation not permitted",
+        ),
         fixed={"reason": "pod limits"},
         examples=(
             "ib_log.c:246  UCX  ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked"
             " memory (ulimit -l) to 'unlimited' (current: 64 kbytes)",
             "/usr/bin/fusermount: fuse device not found, try 'modprobe fuse' first",
+            "[1548304905.378218] [mpi11:4770 :0]       ib_iface.c:690  UCX  ERROR ibv_create_cq(cqe=4096) failed:"
+            " Cannot allocate memory",
+            "set_mempolicy: Operation not permitted\nsetting membind: Operation not permitted",
         ),
         near_misses=(
             "max locked memory       (kbytes, -l) unlimited",
@@ -1267,7 +1356,11 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|API call is not supported in the installed CUDA driver"
             # MPS: the client finding no control daemon or server (cudaErrorMpsConnectionFailed, 805), the daemon's
             # own binary missing from the image ("nvidia-cuda-mps-control: command not found")
-            r"|MPS client failed to connect to the MPS control daemon|nvidia-cuda-mps-control: command not found)"
+            r"|MPS client failed to connect to the MPS control daemon|nvidia-cuda-mps-control: command not found"
+            # frameworks finding no GPU at all: Accelerate's "fp16 mixed precision requires a GPU" (raised when
+            # torch.cuda.is_available() is False), Lightning's "You requested GPUs: [1]\n But your machine only
+            # has: []"
+            r"|mixed precision requires a GPU|But your machine only has: \[\])"
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
@@ -1292,6 +1385,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "API call is not supported in the installed CUDA driver",
             "MPS client failed to connect",
             "nvidia-cuda-mps-control: command not found",
+            "mixed precision requires a GPU",
+            "But your machine only has",
         ),
         wildcards=(
             "?*error_library_not_found",
@@ -1313,6 +1408,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "E0506 17:45:45.421965       1 factory.go:113] If this is a GPU node, did you configure the NVIDIA"
             " Container Toolkit?",
             "tensorpack.utils.nvml.NvmlException: NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+            "ValueError: fp16 mixed precision requires a GPU",
+            "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [1]\n But your"
+            " machine only has: []",
             "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest"
             " NVIDIA driver is installed and running.",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling"
@@ -1647,8 +1745,11 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|(?:^|[\s:])(?:ls|cp|mv|touch|cat|mkdir|rm|tar|rsync|dd|head|tail|find|du|stat|ln|chmod|chown): [^\n]{1,300}?:"
             r" (?:Input/output error|No space left on device|Transport endpoint is not connected|Cannot send after"
             r" transport endpoint shutdown|Stale file handle|Remote I/O error)$"
-            r"|Couldn't reach '[^'\n]{1,200}' on the Hub|An error occurred \([A-Za-z]{3,40}\) when calling the \w{1,64}"
-            r" operation"
+            r"|Couldn't reach '[^'\n]{1,200}' on the Hub|An error occurred \((?:[A-Za-z]{3,40}|\d{3})\) when calling the"
+            r" \w{1,64} operation"
+            # the Hub refusing a gated model without a token (huggingface_hub's GatedRepoError message, alone in
+            # KServe's storage initializer)
+            r"|Access to model \S{1,200} is restricted\. You must have access to it and be authenticated"
             # an HTTP client's request failing at ERROR (Rust's reqwest: "error sending request for url (%s)", NIM's
             # model hub)
             r"|\bERROR\b[^\n]{0,300}?error sending request for url \([^)\s]{1,500}\))"
@@ -1663,6 +1764,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "Remote I/O error",
             "on the Hub",
             "when calling the",
+            "You must have access to it and be authenticated",
             "error sending request for url",
         ),
         fixed={"exception": "storage error"},
@@ -1676,6 +1778,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "touch: setting times of '/fsx/x': Input/output error",
             "download failed: s3://bucket/x.gz to x.gz An error occurred (SlowDown) when calling the GetObject operation"
             " (reached max retries: 2): Please reduce your request rate.",
+            "fatal error: An error occurred (403) when calling the HeadObject operation: Forbidden",
+            "Access to model meta-llama/Meta-Llama-3-8B-Instruct is restricted. You must have access to it and be"
+            " authenticated to access it. Please log in.",
         ),
         near_misses=("checkpoint written to /ckpt/step_100 (no space left check passed)",),
     ),
@@ -1739,6 +1844,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # Lightning's EarlyStopping(check_finite=True): "Monitored metric %s = %s is not finite. Previous best
             # value was %s. Signaling Trainer to stop."
             r"|Monitored metric \S{1,120} = (?:nan|inf|-inf) is not finite\."
+            # PyTorch-Ignite's TerminateOnNan handler ("%s: Output '%s' contains NaN or Inf. Stop training")
+            r"|contains NaN or Inf\. Stop training"
         ),
         summary="the loss or gradients went non-finite: {line}",
         # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
@@ -1749,6 +1856,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "Invalid loss, terminating training",
             "stopping training",
             "is not finite",
+            "contains NaN or Inf. Stop training",
         ),
         extract=whole,
         fixed={"exception": "non-finite value"},
@@ -1762,6 +1870,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "[rank3]: Loss is nan, stopping training",
             "Monitored metric val_rec_loss = nan is not finite. Previous best value was 0.045. Signaling Trainer to"
             " stop.",
+            "ignite.handlers.terminate_on_nan.TerminateOnNan WARNING: TerminateOnNan: Output '{'loss': nan}' contains"
+            " NaN or Inf. Stop training",
         ),
         near_misses=(
             "Unexpected result 0.0 on rank 3 (message='loss check')",
@@ -1887,6 +1997,26 @@ SIGNATURES: tuple[Signature, ...] = (
             " ExecutorLostFailure (executor 1 exited caused by one of the running tasks) Reason:",
         ),
         near_misses=("WARN TaskSetManager: Lost task 0.0 in stage 9.0: ExecutorLostFailure (executor 1 exited)",),
+    ),
+    Signature(
+        # a search or a builder that caught a failed attempt and went on with the next: TensorRT 7's builder timing a
+        # tactic ("Get cuda error during getBestTactic: %s"), scikit-learn's search scoring a failed fit as nan
+        # ("FitFailedWarning: Estimator fit failed. The score on this train-test partition for these parameters will
+        # be set to nan", its warnings.warn line): the out-of-memory error just before it was caught (parse.SETTLED)
+        name="attempt-failed-caught",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"Get cuda error during getBestTactic|Estimator fit failed\. The score on this train-test partition"
+        ),
+        summary="a failed attempt was caught and the run went on: {line}",
+        phrases=("Get cuda error during getBestTactic", "Estimator fit failed"),
+        extract=whole,
+        examples=(
+            "WARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]",
+            "sklearn/model_selection/_validation.py:615: FitFailedWarning: Estimator fit failed. The score on this"
+            " train-test partition for these parameters will be set to nan. Details:",
+        ),
+        near_misses=("[E] [TRT] ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",),
     ),
     Signature(
         # llama.cpp retrying its compute buffers after a failed allocation ("compute buffer allocation failed,
@@ -2181,6 +2311,31 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Malloc for kernel (?:input|output|workspace) failed, Memory isn't enough"
             r"|The cuda\w{1,40} failed, ret\[2\], out of memory"
             r"|oneflow::RuntimeException'\s{0,200}what\(\):\s{1,4}Error: out of memory"
+            # CUDA's own name for it in any library's words (RAPIDS' RMM "std::bad_alloc: out_of_memory: CUDA error
+            # at: .../cuda_memory_resource.hpp:68: cudaErrorMemoryAllocation out of memory", XGBoost's "Memory
+            # allocation error on worker 0: std::bad_alloc: cudaErrorMemoryAllocation: out of memory"); RMM's pool
+            # unable to grow ("RMM failure at: .../pool_memory_resource.hpp:179: Maximum pool size exceeded"), its
+            # device resource's bad_alloc even where a paste cut the words off; Thrust's ("parallel_for failed: out of
+            # memory"); cuML's allocator ("FAIL: call='cudaMalloc(&ptr, n)'. Reason:out of memory")
+            r"|cudaErrorMemoryAllocation|RMM failure at:?\s?\S{0,300}?: Maximum pool size exceeded"
+            r"|std::bad_alloc: (?:out_of_memory: )?CUDA error at: \S{0,300}?/mr/device/\w{1,40}_memory_resource\.hpp"
+            r"|parallel_for failed: out of memory|call='cudaMalloc\([^'\n]{0,100}\)'\. Reason: ?out of memory"
+            # CuPy's memory pool ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 25,600,000 bytes
+            # (allocated so far: 3,635,267,072 bytes).", before v6 "out of memory to allocate %d bytes (total %d
+            # bytes)"), ONNX Runtime's CUDA check ("CUDA failure 2: out of memory ; GPU=0 ; ..."), CatBoost's GPU pool
+            # (NCudaLib::TOutOfMemoryError), FAISS's ("details: CUDA error 2 out of memory", "cudaMalloc error out of
+            # memory [2]", "Failed to cudaMalloc 16000000000 bytes"), OpenCV's device memory ("gpu_mat.cu:116: error:
+            # (-217:Gpu API call) out of memory in function 'allocate'"; not its pinned host memory, cuda_host_mem.cpp),
+            # OpenCL's own name for a device buffer it could not make (CL_MEM_OBJECT_ALLOCATION_FAILURE, boost.compute's
+            # "Memory Object Allocation Failure": LightGBM's GPU learner), DALI's decoders ("CUDA allocation failed",
+            # "Can't allocate %d bytes on device %d"), TensorRT's builder ("Cuda Error in allocate: 2 (out of memory)")
+            r"|Out of memory allocating [\d,]{1,30} bytes \(allocated so far: [\d,]{1,30} bytes\)"
+            r"|out of memory to allocate \d{1,20} bytes \(total \d{1,20} bytes\)|CUDA failure 2: out of memory"
+            r"|NCudaLib::TOutOfMemoryError|CUDA error 2 out of memory|cudaMalloc error out of memory \[2\]"
+            r"|Failed to cudaMalloc \d{1,20} bytes"
+            r"|(?m:^)(?![^\n]{0,400}cuda_host_mem\.cpp)[^\n]{0,400}?\(-217:Gpu API call\) out of memory"
+            r"|Memory Object Allocation Failure|(?:operator \w{1,60} encountered:\s{1,4})?CUDA allocation failed"
+            r"|Can't allocate \d{1,20} bytes on device \d{1,3}|Cuda Error in allocate: 2 \(out of memory\)"
         ),
         extract=cuda_oom,
         summary="GPU out of memory (tried to allocate {tried})",
@@ -2220,6 +2375,23 @@ SIGNATURES: tuple[Signature, ...] = (
             "Memory isn't enough",
             "ret[2], out of memory",
             "what(): Error: out of memory",
+            "cudaErrorMemoryAllocation",
+            "Maximum pool size exceeded",
+            "memory_resource.hpp",
+            "parallel_for failed: out of memory",
+            "Reason:out of memory",
+            "Out of memory allocating",
+            "out of memory to allocate",
+            "CUDA failure 2: out of memory",
+            "TOutOfMemoryError",
+            "CUDA error 2 out of memory",
+            "cudaMalloc error out of memory",
+            "Failed to cudaMalloc",
+            "Gpu API call) out of memory",
+            "Memory Object Allocation Failure",
+            "CUDA allocation failed",
+            "bytes on device",
+            "Cuda Error in allocate: 2",
         ),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
@@ -2272,6 +2444,32 @@ SIGNATURES: tuple[Signature, ...] = (
             "The cudaStreamCreateWithFlags failed, ret[2], out of memory",
             "terminate called after throwing an instance of 'oneflow::RuntimeException'\n  what():  Error: out of"
             " memory",
+            "MemoryError: std::bad_alloc: CUDA error at: ../include/rmm/mr/device/cuda_memory_resource.hpp:68:"
+            " cudaErrorMemoryAllocation out of memory",
+            "distributed.utils - ERROR - std::bad_alloc: CUDA error at: /env/include/rmm/mr/device/cuda_memory_resource.hpp",
+            "MemoryError: std::bad_alloc: RMM failure at:/src/rmm/include/rmm/mr/device/pool_memory_resource.hpp:179:"
+            " Maximum pool size exceeded",
+            "  what():  parallel_for failed: out of memory",
+            "RuntimeError: Exception occured! file=/w/cpp/include/cuml/common/cuml_allocator.hpp line=109: FAIL:"
+            " call='cudaMalloc(&ptr, n)'. Reason:out of memory",
+            "Exception in main training loop: Out of memory allocating 25,600,000 bytes (allocated so far:"
+            " 3,635,267,072 bytes).",
+            "cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 250092544 bytes (total 10824923136 bytes)",
+            "onnxruntime::CudaCall CUDA failure 2: out of memory ; GPU=0 ; hostname=h ; expr=cudaStreamCreate(&stream);",
+            "(NCudaLib::TOutOfMemoryError) /src/catboost/catboost/cuda/cuda_lib/memory_pool/stack_like_memory_pool.h:303:"
+            " Error: Out of memory. Requested 8880 MB; Free 5902.061425 MB",
+            "Faiss assertion 'err__ == cudaSuccess' failed in virtual void"
+            " faiss::gpu::StandardGpuResourcesImpl::initializeForDevice(int) at StandardGpuResources.cpp:312; details:"
+            " CUDA error 2 out of memory",
+            "Faiss assertion 'cudaMalloc(p, size) == cudaSuccess' failed in void faiss::gpu::allocMemorySpace("
+            "faiss::gpu::MemorySpace, void**, size_t) at utils/MemorySpace.cpp:20; details: Failed to cudaMalloc"
+            " 16000000000 bytes",
+            "  what():  OpenCV(3.4.13) /home/u/opencv-3.4.13/modules/core/src/cuda/gpu_mat.cu:116: error: (-217:Gpu API"
+            " call) out of memory in function 'allocate'",
+            "  what():  Memory Object Allocation Failure",
+            "Error when executing Mixed operator ImageDecoder encountered:\nCUDA allocation failed",
+            "Can't allocate 129499136 bytes on device 0.",
+            "[E] [TRT] ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",
             "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried"
             " to allocate 100.00 MiB (GPU 0; 7.78 GiB total capacity; 6.83 GiB already allocated",
             "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
@@ -2298,6 +2496,12 @@ SIGNATURES: tuple[Signature, ...] = (
             r"(?: \([^\n]{1,300}\))?[ \t]*$"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
+            # XGBoost's dh::safe_cuda ("%s: %d: %s", the file, line and cudaGetErrorString's words: "gpu_predictor.cu:
+            # 236: an illegal memory access was encountered"), LightGBM's CUDA check ("[LightGBM] [Fatal] [CUDA] %s %s
+            # %d")
+            r"|\.cuh?: \d{1,6}: (?P<file_error>an illegal memory access was encountered|unspecified launch failure"
+            r"|misaligned address|an illegal instruction was encountered|device-side assert triggered)"
+            r"|\[LightGBM\] \[Fatal\] \[CUDA\] (?P<lgbm_error>[^\n]{1,200}?) \S{1,300}\.(?:cu|cpp|h) \d{1,6}\s*$"
             # PaddlePaddle 2.x: "(External) CUDA error(%d), %s." (cudaGetErrorString's words, then its hint)
             r"|(?i:cuda) error\((?P<paddle_code>\d{1,4})\), (?P<paddle_error>[^\n]{0,200}?[^\s.])\.?[ \t]*$"
             # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s", printed before THError raises
@@ -2340,6 +2544,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "device vector",
             "copy vector",
             "vectorAdd kernel",
+            "an illegal memory access was encountered",
+            "LightGBM Fatal CUDA",
         ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
@@ -2364,6 +2570,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "Failed to allocate device vector A (error code CUDA-capable device(s) is/are busy or unavailable)!",
             "E tensorflow/stream_executor/cuda/cuda_dnn.cc:81] CUDNN_STATUS_EXECUTION_FAILED",
             "ExternalError: CUDA error(700), an illegal memory access was encountered. ",
+            "  what():  [21:57:25] /x/include/xgboost/../../src/common/common.h:41: /x/src/predictor/gpu_predictor.cu:"
+            " 236: an illegal memory access was encountered",
+            "[LightGBM] [Fatal] [CUDA] an illegal memory access was encountered"
+            " /home/u/src/io/cuda/cuda_column_data.cpp 67",
         ),
         near_misses=(
             "CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log",
@@ -2399,6 +2609,45 @@ SIGNATURES: tuple[Signature, ...] = (
             "-XX:+HeapDumpOnOutOfMemoryError set; java.lang.OutOfMemoryError handler installed",
             "WARN TaskSetManager: Lost task 0.0 in stage 8.0 (TID 12, 192.168.56.198, executor 1):"
             " java.lang.OutOfMemoryError: Java heap space",
+        ),
+    ),
+    Signature(
+        # the program out of processes, threads or files under the container's limits (pids.max, ulimit -u and -n),
+        # as the runtimes that die of it say so: libgomp ("libgomp: Thread creation failed: %s", then exit), Go's
+        # runtime ("runtime: failed to create new OS thread (have %d already; errno=%d)", "fatal error: newosproc"),
+        # OpenBLAS ("OpenBLAS blas_thread_init: pthread_create failed for thread %ld of %d: %s", then raise(SIGINT)),
+        # a shell giving up ("bash: fork: Resource temporarily unavailable"; its "fork: retry:" it goes on from),
+        # libzmq's assertion on its descriptors ("Too many open files (signaler.cpp:330)", then abort). After the
+        # CUDA signatures: the program's own limits, not the GPU's
+        name="process-limits",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>libgomp: Thread creation failed: Resource temporarily unavailable"
+            r"|runtime: failed to create new OS thread \(have \d{1,9} already; errno=11\)|fatal error: newosproc"
+            r"|blas_thread_init: pthread_create failed for thread \d{1,6} of \d{1,6}: Resource temporarily unavailable"
+            r"|\bfork: Resource temporarily unavailable|Too many open files \(\w{1,60}\.cpp:\d{1,6}\))"
+        ),
+        summary="the program ran out of processes, threads or files under the container's limits: {message}",
+        phrases=(
+            "Thread creation failed",
+            "failed to create new OS thread",
+            "newosproc",
+            "pthread_create failed for thread",
+            "fork: Resource temporarily unavailable",
+            "Too many open files",
+        ),
+        fixed={"exception": "process limits"},
+        examples=(
+            " libgomp: Thread creation failed: Resource temporarily unavailable",
+            "runtime: failed to create new OS thread (have 1306 already; errno=11)\nruntime: may need to increase max"
+            " user processes (ulimit -u)\nfatal error: newosproc",
+            "OpenBLAS blas_thread_init: pthread_create failed for thread 22 of 48: Resource temporarily unavailable",
+            "-bash: fork: Resource temporarily unavailable",
+            "Too many open files (signaler.cpp:330)",
+        ),
+        near_misses=(
+            "-bash: fork: retry: Resource temporarily unavailable",
+            "runtime: failed to create new OS thread (have 12 already; errno=12)",
         ),
     ),
     Signature(
@@ -2604,7 +2853,8 @@ SIGNATURES: tuple[Signature, ...] = (
         name="torchelastic-closing-workers",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
-            r"Sending process (?P<pid>\d+) closing signal (?:Signals\.)?(?P<signal>SIG[A-Z]+)"
+            # (not SIGHUP or SIGINT: the agent passing on the signal it was itself sent, no worker's failure)
+            r"Sending process (?P<pid>\d+) closing signal (?:Signals\.)?(?P<signal>SIG(?!HUP\b|INT\b)[A-Z]+)"
             r"|Closing process (?P<pid2>\d+) via signal (?:Signals\.)?(?P<signal2>SIG[A-Z]+)"
             # the same teardown escalated when a worker ignored it (api.py _close: "Unable to shutdown process %s via
             # %s, forcefully exiting via %s")
@@ -2623,7 +2873,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "torch.distributed.elastic.multiprocessing.api: [WARNING] Unable to shutdown process 264 via"
             " Signals.SIGTERM, forcefully exiting via Signals.SIGKILL",
         ),
-        near_misses=("dataloader worker 3 exited after closing its file",),
+        near_misses=(
+            "dataloader worker 3 exited after closing its file",
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 102241 closing signal SIGHUP",
+        ),
     ),
     Signature(
         name="mpirun-rank-exited",
@@ -3588,6 +3841,11 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|\[exiting program (?:after [\d.]{1,24} minutes|at iteration \d{1,12})\] datetime"
             # a RayJob's submitter (ray job submit --wait, its CLI's success line "Job '%s' succeeded")
             r"|SUCC cli\.py:\d{1,5} -- Job '[\w.-]{1,128}' succeeded"
+            # Keras' EarlyStopping at the end of fit ("Epoch %d: early stopping", Keras 2's "Epoch %05d: early
+            # stopping"), llama-recipes' train loop ("max training steps reached, stopping training"), submitit's
+            # job once its function returned ("submitit - Job completed successfully")
+            r"|(?m:^)Epoch \d{1,6}: early stopping[ \t]*$|max training steps reached, stopping training"
+            r"|submitit - Job completed successfully"
         ),
         summary="the training loop ran to its end: {line}",
         phrases=(
@@ -3600,6 +3858,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "Training completed",
             "Signaling Trainer to stop",
             "exiting program",
+            "early stopping",
+            "max training steps reached",
+            "Job completed successfully",
         ),
         extract=whole,
         examples=(
@@ -3614,6 +3875,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412. Signaling Trainer to"
             " stop.",
             "[exiting program after 1190.0357275923093 minutes] datetime: 2021-08-08 01:00:51",
+            "Epoch 8: early stopping",
+            "Epoch 00014: early stopping",
+            "max training steps reached, stopping training, total_train_steps:  6",
+            "03/31/2022 21:08:31 - INFO - submitit - Job completed successfully",
         ),
         near_misses=(
             "`Trainer.fit` stopped: No training batches.",

@@ -284,8 +284,20 @@ def refused_at_admission(case: Case, rule: Rule) -> Finding | None:
     return found(case, rule, hits) if hits else None
 
 
+# A controller's word that the API server refused to create the pod (the Job's and ReplicaSet's FailedCreate, the
+# training operator's FailedCreatePod): read by their messages (a quota as capacity, a refused spec as set-up); any
+# other (a webhook out of reach, the API server's timeout) says the pod was never made, not that it could not be
+# placed
+_NOT_CREATED = frozenset({"FailedCreate", "FailedCreatePod"})
+
+
 def never_scheduled(case: Case, rule: Rule) -> Finding | None:
     if case.fate.node is not None:
+        return None
+    if any(
+        case.event(i).kind == Kind.KUBE_EVENT and case.event(i).attrs.get("reason") in _NOT_CREATED
+        for i in case.fate.events
+    ):
         return None
     pending = tuple(i for i in case.fate.events if case.event(i).kind in (Kind.POD_PHASE, Kind.POD_CREATED))
     if pending:

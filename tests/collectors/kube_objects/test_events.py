@@ -205,8 +205,25 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
         "Pod",
         Kind.KUBE_EVENT,
     ),
+    # a controller's pod the API server refused: a quota as capacity, a spec the namespace refuses as set-up, a
+    # webhook out of reach as neither
+    ("FailedCreate", 'Error creating: pods "w-0" is forbidden: exceeded quota: gpu, requested: nvidia.com/gpu=8', "Job",
+     Kind.FAILED_SCHEDULING),
+    ("FailedCreate", 'Error creating: pods "w-0" is forbidden: violates PodSecurity "restricted:latest": privileged',
+     "Job", Kind.CONFIG_ERROR),
+    ("FailedCreate", 'Error creating: pods "w-0" is forbidden: failed quota: kf: must specify cpu,memory', "Job",
+     Kind.CONFIG_ERROR),
+    ("FailedCreate", 'Error creating: pods "w-0" is forbidden: maximum cpu usage per Container is 16, but request is 17.',
+     "ReplicaSet", Kind.CONFIG_ERROR),
+    ("FailedCreatePod", 'Error creating: admission webhook "validation.gatekeeper.sh" denied the request: [no-gpu-limit]',
+     "PyTorchJob", Kind.CONFIG_ERROR),
+    ("FailedCreate", 'Error creating: Internal error occurred: failed calling webhook "mpod.kb.io": failed to call'
+     ' webhook: Post "https://jobset-webhook-service.jobset-system.svc:443/mutate--v1-pod?timeout=10s": no endpoints'
+     ' available for service "jobset-webhook-service"', "ReplicaSet", Kind.KUBE_EVENT),
+    ("FailedPostStartHook", "Exec lifecycle hook ([pilot-agent wait]) for Container \"istio-proxy\" in Pod \"w-0\""
+     " failed - error: command 'pilot-agent wait' exited with 255", "Pod", Kind.KUBE_EVENT),
     ("GPUXid", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Node", Kind.GPU_XID),
-]
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("reason", "message", "involved", "kind"), REQUIRED, ids=[f"{r[0]}-{r[3]}" for r in REQUIRED])

@@ -242,6 +242,28 @@ def test_an_out_of_memory_error_fairseq_caught_is_no_oom_but_another_ranks_is() 
     assert Kind.CUDA_OOM in _node_kinds(_container(0, fatal), _container(0.5, skipped))
 
 
+def test_a_failed_attempt_a_builder_or_a_search_caught_is_no_oom() -> None:
+    """TensorRT's builder timing a tactic, scikit-learn's search scoring a fit as nan: the out-of-memory error just
+    before was caught, and the run went on."""
+    trt = "[E] [TRT] ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)"
+    _settles(
+        "WARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]", trt, Kind.CUDA_OOM, 0.1, 60
+    )
+    rmm = "MemoryError: std::bad_alloc: CUDA error at: rmm/mr/device/cuda_memory_resource.hpp:70: cudaErrorMemoryAllocation"
+    fit = "_validation.py:615: FitFailedWarning: Estimator fit failed. The score on this train-test partition for these"
+    _settles(fit, rmm, Kind.CUDA_OOM, after=0.5, too_late=60)
+
+
+def test_a_shared_memory_segment_cuda_refused_is_no_full_dev_shm() -> None:
+    """NCCL's segment not made because CUDA refused to register it a moment before: not /dev/shm too small."""
+    cuda = "[1] misc/shmutils.cc:103 NCCL WARN Cuda failure 'invalid argument'"
+    segment = "[1] misc/shmutils.cc:114 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-Nz (size 96)"
+    assert Kind.NCCL_ERROR in _node_kinds(_container(0, cuda), _container(0.01, segment))
+    assert Kind.CONFIG_ERROR not in _node_kinds(_container(0, cuda), _container(0.01, segment))
+    assert Kind.CONFIG_ERROR in _node_kinds(_container(0, segment))
+    assert Kind.CONFIG_ERROR in _node_kinds(_container(0, cuda), _container(30, segment))
+
+
 def test_a_supervisors_program_it_started_again_at_once_ended_nothing() -> None:
     """supervisord's "exited: x (exit status 1; not expected)" is the program's failure, unless it is "spawned:"
     again moments later (the container goes on); gunicorn's worker crash and its next worker alike."""
