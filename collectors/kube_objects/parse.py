@@ -18,7 +18,14 @@ from typing import Any
 
 from whathappened.collectors.kube_objects.nodes import gpu_health, node_events, parse_node
 from whathappened.collectors.kube_objects.pods import parse_pod, pod_events
-from whathappened.collectors.kube_objects.reasons import REASONS, Reason, classify, provider_from, xid_in_reason
+from whathappened.collectors.kube_objects.reasons import (
+    MESH_PROXIES,
+    REASONS,
+    Reason,
+    classify,
+    provider_from,
+    xid_in_reason,
+)
 from whathappened.collectors.kube_objects.text import (
     container_of,
     dig,
@@ -144,6 +151,16 @@ def _kind_attrs(kind: Kind, row: Reason, obj: Mapping[str, Any], message: str) -
     return attrs
 
 
+# the kubelet's hook messages before 1.26 name the container ('Exec lifecycle hook ([pilot-agent wait]) for Container
+# "istio-proxy" in Pod ...'); since, only the Event's fieldPath does
+_HOOK_CONTAINER = re.compile(r'for Container "([^"\n]{1,63})"')
+
+
+def _container_named(regarding: Mapping[str, Any], message: str) -> str | None:
+    named = _HOOK_CONTAINER.search(message)
+    return container_of(regarding.get("fieldPath")) or (named.group(1) if named else None)
+
+
 def parse_event(obj: Mapping[str, Any], source: str = "kubernetes") -> TimelineEvent | None:
     """One Event (core/v1, events.k8s.io/v1, or archived by kubernetes-event-exporter) as a TimelineEvent.
 
@@ -153,6 +170,8 @@ def parse_event(obj: Mapping[str, Any], source: str = "kubernetes") -> TimelineE
     reason, message = text(obj.get("reason")), text(obj.get("message") or obj.get("note"))
     warning_on_node = regarding.get("kind") == "Node" and obj.get("type") == "Warning"
     kind, row = classify(reason, message, warning_on_node)
+    if kind is Kind.CONFIG_ERROR and _container_named(regarding, message) in MESH_PROXIES:
+        kind = Kind.KUBE_EVENT
     last = obj.get("lastTimestamp") or obj.get("deprecatedLastTimestamp")
     first = obj.get("firstTimestamp") or obj.get("deprecatedFirstTimestamp")
     at = first_time(

@@ -66,9 +66,12 @@ _REFUSED_SPEC = (
     r"|(?:maximum|minimum) [\w.-]{1,60} usage per (?:Container|Pod) is|max limit to request ratio per (?:Container|Pod)"
     r"|Limited to \S{1,40} \S{1,40}, but pod has no specified|admission webhook \"[^\"\n]{1,200}\" denied the request"
     r"|unable to validate against any (?:pod security policy|security context constraint)|\bis invalid: "
+    r"|error looking up service account"
 )
 _CREATE_REFUSED = _rx(
-    (r"exceeded quota|quota is \S{1,40}, current usage is", Kind.FAILED_SCHEDULING),
+    # (Volcano's webhook holding a pod back while its PodGroup waits for resources: "failed to create pod %s as the
+    # podgroup phase is Pending")
+    (r"exceeded quota|quota is \S{1,40}, current usage is|podgroup phase is Pending", Kind.FAILED_SCHEDULING),
     (_REFUSED_SPEC, Kind.CONFIG_ERROR),
 )
 
@@ -135,9 +138,7 @@ REASONS: dict[str, Reason] = {
     # the kubelet kills a container whose postStart hook failed with the message "FailedPostStartHook" (and says
     # FailedPostStartHook "PostStartHook failed" before it, the hook's output kept out since 1.26): the pod's spec
     "Killing": Reason(Kind.KILLING, refine=_rx((r"^FailedPostStartHook$", Kind.CONFIG_ERROR))),
-    # (not Istio's own hook on its sidecar, "pilot-agent wait" timing out for its proxy to be ready: the mesh's
-    # control plane slow, the pod's container starts all the same)
-    "FailedPostStartHook": Reason(Kind.CONFIG_ERROR, refine=_rx((r"\(\[pilot-agent wait\]\)", Kind.KUBE_EVENT))),
+    "FailedPostStartHook": Reason(Kind.CONFIG_ERROR),
     "ExceededGracePeriod": Reason(Kind.KILLING),
     "BackOff": Reason(Kind.BACK_OFF, refine=_rx((r"pulling image", Kind.IMAGE_PULL_FAILED))),
     # ("failed to reserve container name", a CRI call past its deadline: the runtime busy, the kubelet retries)
@@ -389,6 +390,11 @@ POD_STATUS_KINDS: dict[str, Kind] = {
     # the pod will never run with
     "ApplicationRejected": Kind.CONFIG_ERROR,
 }
+
+# A service mesh's own proxy containers: their postStart hook waits for the proxy to be ready (Istio's "pilot-agent
+# wait", Linkerd's linkerd-await), and its failure, or the kill after it, is the mesh's control plane slow, not the
+# pod's spec (since 1.26 the Event's message is only "PostStartHook failed": the container is in its fieldPath)
+MESH_PROXIES = frozenset({"istio-proxy", "linkerd-proxy"})
 
 # Node condition types that mean the kubelet may evict, and the resource each names.
 PRESSURE: dict[str, str] = {"MemoryPressure": "memory", "DiskPressure": "disk", "PIDPressure": "pid"}

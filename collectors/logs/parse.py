@@ -369,9 +369,16 @@ SETTLED: Mapping[str, tuple[Settle, ...]] = {
         # batch"): only that line, which the error's own traceback follows when nothing caught it (another rank's
         # fatal out-of-memory is no THC line of this one's)
         Settle("cuda-oom-caught", timedelta(seconds=2), only="THCudaCheck FAIL"),
-        # TensorRT's builder timing one tactic, scikit-learn's search scoring one fit as nan: both go on
-        Settle("attempt-failed-caught", timedelta(seconds=2), only="Cuda Error in allocate"),
-        Settle("attempt-failed-caught", timedelta(seconds=5), by_holding="Estimator fit failed"),
+        # TensorRT's builder timing one tactic, scikit-learn's search scoring failed fits as nan (its warning printed
+        # before the traceback it holds, or after): both go on
+        Settle("tensorrt-tactic-retry", timedelta(seconds=2), only="Cuda Error in allocate"),
+        Settle("sklearn-fit-failed", timedelta(seconds=5)),
+        Settle("sklearn-fit-failed", timedelta(seconds=5), earlier=True),
+    ),
+    # the report lines of a kill of the node's own agent (parse runs both ways: the report comes first)
+    "kernel-oom-report": (
+        Settle("kernel-oom-node-agent", timedelta(seconds=1)),
+        Settle("kernel-oom-node-agent", timedelta(seconds=1), earlier=True),
     ),
     # a supervisor's program that it started again at once (supervisord's "spawned: 'x'" for the same x, gunicorn's
     # "Booting worker": neither side names a program)

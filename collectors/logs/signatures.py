@@ -61,13 +61,14 @@ _NCCL_RESULT = {"nccl_result": str}
 # a CUDA error as printed: torch's "CUDA error: %s", Darknet's "CUDA Error: %s" and "CUDA Error Prev: %s", Paddle v1's
 # "Cuda Error: %s" (the OOM signature reads the out-of-memory one, the CUDA error signature any other)
 _CUDA_ERROR = r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): "
-# The node's own agents and log shippers, by the process names the kernel's OOM killer prints: a kill of one of them
-# (in its own memory cgroup, or the node's) is no pod's program killed
-_NODE_AGENT = (
-    r"(?!(?:flb-pipeline|fluent-bit|fluentd|td-agent-bit|vector|promtail|filebeat|otelcol[\w-]{0,20}|dcgm-exporter"
-    r"|nv-hostengine|nvidia-device-plugin|nvidia-device-plug|kubelet|containerd|dockerd|node_exporter|kube-proxy"
-    r"|calico-node|cilium-agent)[)\s])"
+# The node's own agents and log shippers, by the process names the kernel's OOM killer prints (cut to 15
+# characters: "nvidia-device-p"): a kill of one of them (in its own memory cgroup, or the node's) is no pod's program
+# killed, and the report lines around it are its (parse.SETTLED)
+_NODE_AGENT_NAMES = (
+    r"(?:flb-pipeline|fluent-bit|fluentd|td-agent-bit|vector|promtail|filebeat|otelcol[\w-]{0,8}|dcgm-exporter"
+    r"|nv-hostengine|nvidia-device-p|kubelet|containerd|dockerd|node_exporter|kube-proxy|calico-node|cilium-agent)"
 )
+_NODE_AGENT = r"(?!" + _NODE_AGENT_NAMES + r"[),\s])"
 # NCCL's line prefix ("host:pid:tid [dev] file:line "), the process read as ``proc`` ("host:pid") when it is there
 _NCCL_PROCESS = r"(?:(?P<proc>[\w.-]{1,253}:\d{1,10}):\d{1,10} \[\d{1,3}\] (?:[^\n]{0,200}? )?)?"
 
@@ -469,6 +470,26 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("no XID detected on PCI:0000:ae:00",),
     ),
     Signature(
+        # the kernel's OOM killer ending one of the node's own agents or log shippers (its kill line, its summary's
+        # task=): no pod's program; the report lines of the same kill are settled with it (parse.SETTLED)
+        name="kernel-oom-node-agent",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"[Oo]ut of memory: Kill(?:ed)? process \d{1,10} \(" + _NODE_AGENT_NAMES + r"\)"
+            r"|oom-kill:constraint=CONSTRAINT_[A-Z_]{1,20}[^\n]{0,4096}?,task=" + _NODE_AGENT_NAMES + r","
+        ),
+        summary="the kernel's OOM killer ended a node agent: {line}",
+        phrases=("out of memory: Killed process", "out of memory: Kill process", "oom-kill:constraint"),
+        extract=whole,
+        examples=(
+            "Memory cgroup out of memory: Killed process 1360652 (flb-pipeline) total-vm:1307336kB, anon-rss:259736kB",
+            "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x,mems_allowed=0,oom_memcg=/kubepods/pod1,"
+            "task_memcg=/kubepods/pod1/c1,task=flb-pipeline,pid=1360652,uid=0",
+            "Out of memory: Killed process 4242 (nvidia-device-p) total-vm:1000kB, anon-rss:900kB",
+        ),
+        near_misses=("Memory cgroup out of memory: Killed process 41230 (python) total-vm:71562312kB",),
+    ),
+    Signature(
         name="kernel-oom-killer",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
@@ -584,7 +605,9 @@ SIGNATURES: tuple[Signature, ...] = (
         name="kernel-oom-kill-summary",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
-            r"oom-kill:constraint=(?P<constraint>CONSTRAINT_[A-Z_]+)[^\n]{0,4096}?,task=(?P<process>[^,\n]{1,64}),"
+            r"oom-kill:constraint=(?P<constraint>CONSTRAINT_[A-Z_]+)[^\n]{0,4096}?,task="
+            + _NODE_AGENT
+            + r"(?P<process>[^,\n]{1,64}),"
             r"pid=(?P<pid>\d+)"
         ),
         summary="kernel OOM killer killed {process} (pid {pid})",
@@ -1094,8 +1117,12 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"(?P<error>(?:runtime error encountered|error authenticating):\s{0,10}\n(?:[^\n]{0,400}\n){0,12}?"
             r"[^\n]{0,40}Code: 403\. Errors:"
-            r"|(?:error syncing repo|failed to sync repo, aborting)[^\n]{0,300}?exit status 128[^\n]{0,300}?"
-            r"fatal: (?:Could not read from remote repository|Authentication failed|repository '[^'\n]{1,300}' not found))"
+            # (git-sync's exit, not its retries: "unexpected error syncing repo", "error syncing repo, will retry"; not a
+            # host name that did not resolve, which ssh says before git's generic words)
+            r"|(?<!unexpected )(?:error syncing repo|failed to sync repo, aborting|too many failures, aborting)"
+            r"(?![^\n]{0,20}will retry)(?![^\n]{0,600}Could not resolve hostname)[^\n]{0,300}?exit status 128"
+            r"[^\n]{0,300}?fatal: (?:Could not read from remote repository|Authentication failed"
+            r"|repository '[^'\n]{1,300}' not found))"
         ),
         summary="the pod's credentials were refused: {error}",
         phrases=("runtime error encountered", "error authenticating", "error syncing repo", "failed to sync repo"),
@@ -1108,6 +1135,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " \"Cloning into '/git'...\\nfatal: Could not read from remote repository.\\n\"",
         ),
         near_misses=(
+            '"msg"="unexpected error syncing repo, will retry" "error"="error running command: exit status 128:'
+            " \\\"Cloning into '/opt/p'...\\\\nfatal: Could not read from remote repository...",
             "2021-11-22T17:46:08.799Z [ERROR] auth.handler: error authenticating:\n  error=\n  | Put"
             ' "https://vault:8200/v1/auth/kubernetes/login": dial tcp 10.0.0.1:8200: i/o timeout\n   backoff=2.1s',
         ),
@@ -1999,24 +2028,39 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("WARN TaskSetManager: Lost task 0.0 in stage 9.0: ExecutorLostFailure (executor 1 exited)",),
     ),
     Signature(
-        # a search or a builder that caught a failed attempt and went on with the next: TensorRT 7's builder timing a
-        # tactic ("Get cuda error during getBestTactic: %s"), scikit-learn's search scoring a failed fit as nan
-        # ("FitFailedWarning: Estimator fit failed. The score on this train-test partition for these parameters will
-        # be set to nan", its warnings.warn line): the out-of-memory error just before it was caught (parse.SETTLED)
-        name="attempt-failed-caught",
+        # TensorRT 7's builder timing a tactic ("Get cuda error during getBestTactic: %s") and going on with the
+        # next: the out-of-memory error just before it was caught (parse.SETTLED)
+        name="tensorrt-tactic-retry",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"Get cuda error during getBestTactic"),
+        summary="TensorRT's builder went on with the next tactic: {line}",
+        phrases=("Get cuda error during getBestTactic",),
+        extract=whole,
+        examples=("WARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]",),
+        near_misses=("[E] [TRT] ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",),
+    ),
+    Signature(
+        # scikit-learn's search scoring failed fits as nan and going on (FitFailedWarning: before 1.0 "Estimator fit
+        # failed. The score on this train-test partition for these parameters will be set to nan. Details:" and the
+        # traceback; since 1.0 "%d fits failed out of a total of %d. The score on these train-test partitions for
+        # these parameters will be set to nan."): the error printed with it, before or after, was caught
+        # (parse.SETTLED). Not "All the %d fits failed", the ValueError that ends the search.
+        name="sklearn-fit-failed",
         kind=Kind.LOG_LINE,
         pattern=rx(
-            r"Get cuda error during getBestTactic|Estimator fit failed\. The score on this train-test partition"
+            r"Estimator fit failed\. The score on this train-test partition"
+            r"|\d{1,9} fits failed out of a total of \d{1,9}\.\s{1,4}The score on these train-test partitions"
         ),
-        summary="a failed attempt was caught and the run went on: {line}",
-        phrases=("Get cuda error during getBestTactic", "Estimator fit failed"),
+        summary="scikit-learn's search scored failed fits as nan and went on: {line}",
+        phrases=("Estimator fit failed", "fits failed out of a total of"),
         extract=whole,
         examples=(
-            "WARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]",
             "sklearn/model_selection/_validation.py:615: FitFailedWarning: Estimator fit failed. The score on this"
             " train-test partition for these parameters will be set to nan. Details:",
+            "FitFailedWarning: \n5 fits failed out of a total of 25.\nThe score on these train-test partitions for"
+            " these parameters will be set to nan.",
         ),
-        near_misses=("[E] [TRT] ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",),
+        near_misses=("ValueError: \nAll the 25 fits failed.\nIt is very likely that your model is misconfigured.",),
     ),
     Signature(
         # llama.cpp retrying its compute buffers after a failed allocation ("compute buffer allocation failed,
@@ -2317,8 +2361,15 @@ SIGNATURES: tuple[Signature, ...] = (
             # unable to grow ("RMM failure at: .../pool_memory_resource.hpp:179: Maximum pool size exceeded"), its
             # device resource's bad_alloc even where a paste cut the words off; Thrust's ("parallel_for failed: out of
             # memory"); cuML's allocator ("FAIL: call='cudaMalloc(&ptr, n)'. Reason:out of memory")
-            r"|cudaErrorMemoryAllocation|RMM failure at:?\s?\S{0,300}?: Maximum pool size exceeded"
+            # (not RMM's pinned host memory, /mr/host/; not another CUDA error its device resource rethrows as bad_alloc,
+            # "cudaErrorIllegalAddress" from an earlier kernel)
+            r"|(?m:^)(?![^\n]{0,400}/mr/host/)[^\n]{0,400}?cudaErrorMemoryAllocation"
+            r"|RMM failure at:?\s?\S{0,300}?: Maximum pool size exceeded"
             r"|std::bad_alloc: (?:out_of_memory: )?CUDA error at: \S{0,300}?/mr/device/\w{1,40}_memory_resource\.hpp"
+            r"(?!:\d{1,6}: cudaError(?!MemoryAllocation))"
+            # LightGBM's and XGBoost's CUDA checks on an allocation ("[LightGBM] [Fatal] [CUDA] out of memory %s %d",
+            # dh::safe_cuda's "updater_gpu_hist.cu: 567: out of memory")
+            r"|\[LightGBM\] \[Fatal\] \[CUDA\] out of memory|\.cuh?: \d{1,6}: out of memory"
             r"|parallel_for failed: out of memory|call='cudaMalloc\([^'\n]{0,100}\)'\. Reason: ?out of memory"
             # CuPy's memory pool ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 25,600,000 bytes
             # (allocated so far: 3,635,267,072 bytes).", before v6 "out of memory to allocate %d bytes (total %d
@@ -2334,7 +2385,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|NCudaLib::TOutOfMemoryError|CUDA error 2 out of memory|cudaMalloc error out of memory \[2\]"
             r"|Failed to cudaMalloc \d{1,20} bytes"
             r"|(?m:^)(?![^\n]{0,400}cuda_host_mem\.cpp)[^\n]{0,400}?\(-217:Gpu API call\) out of memory"
-            r"|Memory Object Allocation Failure|(?:operator \w{1,60} encountered:\s{1,4})?CUDA allocation failed"
+            r"|Memory Object Allocation Failure|(?m:^)CUDA allocation failed[ \t]*$"
             r"|Can't allocate \d{1,20} bytes on device \d{1,3}|Cuda Error in allocate: 2 \(out of memory\)"
         ),
         extract=cuda_oom,
@@ -2392,6 +2443,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUDA allocation failed",
             "bytes on device",
             "Cuda Error in allocate: 2",
+            "LightGBM Fatal CUDA out of memory",
         ),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of"
@@ -2468,6 +2520,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " call) out of memory in function 'allocate'",
             "  what():  Memory Object Allocation Failure",
             "Error when executing Mixed operator ImageDecoder encountered:\nCUDA allocation failed",
+            "[LightGBM] [Fatal] [CUDA] out of memory /src/cuda/cuda_utils.cpp 21",
+            "/xgboost/src/tree/updater_gpu_hist.cu: 567: out of memory",
             "Can't allocate 129499136 bytes on device 0.",
             "[E] [TRT] ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",
             "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried"
@@ -2624,15 +2678,16 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"(?P<message>libgomp: Thread creation failed: Resource temporarily unavailable"
             r"|runtime: failed to create new OS thread \(have \d{1,9} already; errno=11\)|fatal error: newosproc"
-            r"|blas_thread_init: pthread_create failed for thread \d{1,6} of \d{1,6}: Resource temporarily unavailable"
-            r"|\bfork: Resource temporarily unavailable|Too many open files \(\w{1,60}\.cpp:\d{1,6}\))"
+            r"|blas_thread_init: pthread_create(?: failed for thread \d{1,6} of \d{1,6})?: (?:Resource temporarily"
+            r" unavailable|Operation not permitted)|runtime/cgo: pthread_create failed: Resource temporarily unavailable"
+            r"|\bfork: Resource temporarily unavailable|Too many open files \([\w./-]{1,200}\.cpp:\d{1,6}\))"
         ),
         summary="the program ran out of processes, threads or files under the container's limits: {message}",
         phrases=(
             "Thread creation failed",
             "failed to create new OS thread",
             "newosproc",
-            "pthread_create failed for thread",
+            "pthread_create",
             "fork: Resource temporarily unavailable",
             "Too many open files",
         ),
@@ -2644,6 +2699,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "OpenBLAS blas_thread_init: pthread_create failed for thread 22 of 48: Resource temporarily unavailable",
             "-bash: fork: Resource temporarily unavailable",
             "Too many open files (signaler.cpp:330)",
+            "Too many open files (bundled/zeromq/src/epoll.cpp:39)",
+            "OpenBLAS blas_thread_init: pthread_create failed for thread 1 of 6: Operation not permitted",
+            "OpenBLAS blas_thread_init: pthread_create: Resource temporarily unavailable",
+            "runtime/cgo: pthread_create failed: Resource temporarily unavailable",
         ),
         near_misses=(
             "-bash: fork: retry: Resource temporarily unavailable",
@@ -2855,10 +2914,10 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             # (not SIGHUP or SIGINT: the agent passing on the signal it was itself sent, no worker's failure)
             r"Sending process (?P<pid>\d+) closing signal (?:Signals\.)?(?P<signal>SIG(?!HUP\b|INT\b)[A-Z]+)"
-            r"|Closing process (?P<pid2>\d+) via signal (?:Signals\.)?(?P<signal2>SIG[A-Z]+)"
+            r"|Closing process (?P<pid2>\d+) via signal (?:Signals\.)?(?P<signal2>SIG(?!HUP\b|INT\b)[A-Z]+)"
             # the same teardown escalated when a worker ignored it (api.py _close: "Unable to shutdown process %s via
             # %s, forcefully exiting via %s")
-            r"|Unable to shutdown process (?P<pid3>\d+) via (?:Signals\.)?SIG[A-Z]+, forcefully exiting via"
+            r"|Unable to shutdown process (?P<pid3>\d+) via (?:Signals\.)?SIG(?!HUP\b|INT\b)[A-Z]+, forcefully exiting via"
             r" (?:Signals\.)?(?P<signal3>SIG[A-Z]+)"
         ),
         summary="launcher is stopping worker process {pid} with {signal}",

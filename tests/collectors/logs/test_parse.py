@@ -254,6 +254,32 @@ def test_a_failed_attempt_a_builder_or_a_search_caught_is_no_oom() -> None:
     _settles(fit, rmm, Kind.CUDA_OOM, after=0.5, too_late=60)
 
 
+def test_a_searchs_warning_before_the_traceback_it_holds_settles_it_too() -> None:
+    """scikit-learn prints its FitFailedWarning with the failed fit's traceback after it, in one document."""
+    warning = (
+        "_validation.py:615: FitFailedWarning: Estimator fit failed. The score on this train-test partition for these"
+        ' parameters will be set to nan. Details: \nTraceback (most recent call last):\n  File "fit.py", line 3, in'
+        " f\nMemoryError: std::bad_alloc: out_of_memory: CUDA error at: rmm/mr/device/cuda_memory_resource.hpp:70:"
+        " cudaErrorMemoryAllocation out of memory"
+    )
+    assert Kind.CUDA_OOM not in _node_kinds(_container(0, warning))
+    assert Kind.CUDA_OOM in _node_kinds(_container(0, warning.split("\n", 1)[1]))
+
+
+def test_the_oom_killers_report_of_a_node_agents_kill_is_no_pods() -> None:
+    """The kernel's whole report of a kill of fluent-bit's pipeline (in its own memory cgroup): none of its lines is
+    a pod's program killed; the same report of a python process is."""
+    report = (
+        "flb-pipeline invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=996\n"
+        "memory: usage 262144kB, limit 262144kB, failcnt 4123\n"
+        "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x,mems_allowed=0,oom_memcg=/kubepods/pod1,"
+        "task_memcg=/kubepods/pod1/c1,task=flb-pipeline,pid=1360652,uid=0\n"
+        "Memory cgroup out of memory: Killed process 1360652 (flb-pipeline) total-vm:1307336kB, anon-rss:259736kB"
+    )
+    assert Kind.KERNEL_OOM not in _node_kinds(_kernel(0, report))
+    assert Kind.KERNEL_OOM in _node_kinds(_kernel(0, report.replace("flb-pipeline", "python")))
+
+
 def test_a_shared_memory_segment_cuda_refused_is_no_full_dev_shm() -> None:
     """NCCL's segment not made because CUDA refused to register it a moment before: not /dev/shm too small."""
     cuda = "[1] misc/shmutils.cc:103 NCCL WARN Cuda failure 'invalid argument'"
