@@ -105,6 +105,13 @@ ONE_OBJECT = {
     "r34b-vault-agent-init-k8s-login-403-permission-denied-backoff": (
         "Vault's login error and the 403 it names lines below: sent apart, neither says the login was refused"
     ),
+    "r35a-trap-xformers-matching-triton-not-available-traceback": (
+        "xformers' logged probe and the ImportError's traceback it caught: sent apart, the traceback reads as the"
+        " program's"
+    ),
+    "r35c-trap-ebusy-nfs-silly-rename-finalizer": (
+        "a traceback whose frames (multiprocessing's exit finalizers) say it was printed and gone on from"
+    ),
     "r33a-trap-colossalai-chunkfullerror-during-handling": (
         "an exception and Python's words chaining it to a later one: sent apart, the first reads as the last"
     ),

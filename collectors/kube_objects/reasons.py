@@ -139,6 +139,10 @@ REASONS: dict[str, Reason] = {
     # FailedPostStartHook "PostStartHook failed" before it, the hook's output kept out since 1.26): the pod's spec
     "Killing": Reason(Kind.KILLING, refine=_rx((r"^FailedPostStartHook$", Kind.CONFIG_ERROR))),
     "FailedPostStartHook": Reason(Kind.CONFIG_ERROR),
+    # the GPU Operator's upgrade controller walking a node through a driver upgrade ("Successfully updated node state
+    # label to [pod-deletion-required]"): its pod-deletion and drain steps delete the node's GPU pods on purpose;
+    # its other states (upgrade-required, which a node may keep for weeks, upgrade-done) do nothing to them
+    "GPUDriverUpgrade": Reason(Kind.KUBE_EVENT, refine=_rx((r"\b(?:pod-deletion|drain)-required\b", Kind.DRAIN))),
     "ExceededGracePeriod": Reason(Kind.KILLING),
     "BackOff": Reason(Kind.BACK_OFF, refine=_rx((r"pulling image", Kind.IMAGE_PULL_FAILED))),
     # ("failed to reserve container name", a CRI call past its deadline: the runtime busy, the kubelet retries)

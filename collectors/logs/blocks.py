@@ -13,9 +13,14 @@ from collections.abc import Iterator, Sequence
 
 TRACEBACK = "Traceback (most recent call last):"
 # What Python prints right before a traceback of an exception it ignores (a finalizer's, an exit handler's), and
-# what an experiment tracker logs before the traceback of one it caught in its own thread (Comet's): the
-# traceback is read with it
-_LEADS = ("Exception ignored ", "Error in atexit._run_exitfuncs:", "COMET ERROR: Streaming error")
+# what a library logs before the traceback of one it caught (Comet's streaming thread, xformers' probe for
+# Triton): the traceback is read with it
+_LEADS = (
+    "Exception ignored ",
+    "Error in atexit._run_exitfuncs:",
+    "COMET ERROR: Streaming error",
+    "A matching Triton is not available",
+)
 # A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
 # "torch.OutOfMemoryError: CUDA out of memory.", "KeyboardInterrupt")
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|\s*$)")

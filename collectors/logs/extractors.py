@@ -124,6 +124,8 @@ FINAL = re.compile(
     r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors|exc)\.[A-Z]\w*(?=:|$)"
     # the standard library's few that end otherwise (zipfile.BadZipFile, gzip.BadGzipFile)
     r"|(?:[A-Za-z_]\w*\.)*Bad(?:Zip|Gzip)File(?=:|$)"
+    # and the socket module's lower-case ones (socket.gaierror, socket.herror, socket.timeout)
+    r"|socket\.(?:gaierror|herror|timeout)(?=:|$)"
     # pynvml's class per NVML error, those the program's own calls earn (not Unknown, GpuIsLost, DriverNotLoaded:
     # the GPU or the driver, read by their signatures or deciding nothing)
     r"|(?:[A-Za-z_]\w*\.)*NVMLError_(?:NoPermission|NotSupported|InvalidArgument|NotFound|InsufficientSize)(?=:|$))"

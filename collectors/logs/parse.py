@@ -375,6 +375,8 @@ SETTLED: Mapping[str, tuple[Settle, ...]] = {
         Settle("sklearn-fit-failed", timedelta(seconds=5)),
         Settle("sklearn-fit-failed", timedelta(seconds=5), earlier=True),
     ),
+    # the GPU the program could not use, then its "Falling back to CPU."
+    "cuda-no-driver": (Settle("cpu-fallback", timedelta(seconds=2)),),
     # the report lines of a kill of the node's own agent (parse runs both ways: the report comes first)
     "kernel-oom-report": (
         Settle("kernel-oom-node-agent", timedelta(seconds=1)),

@@ -131,15 +131,16 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("RuntimeError: Exception ignored while training: loss is nan",),
     ),
     Signature(
-        # an experiment tracker's own error, logged with the traceback of what it caught (blocks.pieces keeps them
-        # together): Comet's streaming thread ("COMET ERROR: Streaming error", it goes on sending). (Not W&B's exit
-        # hook, "wandb: ERROR Problem finishing run": 0.10 then exits -1 and 0.12+ raises, the exception the run
-        # ended with.)
-        name="tracker-error-logged",
+        # a library's own error, logged with the traceback of what it caught (blocks.pieces keeps them together):
+        # Comet's streaming thread ("COMET ERROR: Streaming error", it goes on sending), xformers probing for Triton
+        # ("A matching Triton is not available, some optimizations will not be enabled", then the ImportError's
+        # traceback). (Not W&B's exit hook, "wandb: ERROR Problem finishing run": 0.10 then exits -1 and 0.12+
+        # raises, the exception the run ended with.)
+        name="library-error-logged",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"^COMET ERROR: Streaming error"),
-        summary="the experiment tracker logged an error of its own",
-        phrases=("COMET ERROR: Streaming error",),
+        pattern=rx(r"^(?:COMET ERROR: Streaming error|A matching Triton is not available)"),
+        summary="a library logged an error of its own and went on",
+        phrases=("COMET ERROR: Streaming error", "A matching Triton is not available"),
         examples=(
             "COMET ERROR: Streaming error\nTraceback (most recent call last):\n  File"
             ' "/usr/local/lib/python3.5/dist-packages/comet_ml/comet.py", line 117, in _loop\n'
@@ -777,10 +778,22 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
             r"(?P<error>Bootstrap ?: no socket interface found|ncclSocketInit: connecting to address [^\n]{0,80}?with"
-            r" family \d{1,6} is neither AF_INET)"
+            r" family \d{1,6} is neither AF_INET"
+            # Gloo's TCP device (GLOO_SOCKET_IFNAME naming an interface the pod lacks, or a host name with no address
+            # of its own: "ifa != nullptr. Unable to find address for: eth0", "rp != nullptr. Unable to find address
+            # for: dgx-1.ai", "Unable to find interface for: [0.0.0.189]"); oneCCL's key-value store
+            # ("fill_local_host_ip: can't find interface to get host IP")
+            r"|(?:ifa|rp) != nullptr\. Unable to find (?:address|interface) for: \S{1,200}"
+            r"|fill_local_host_ip: can't find interface\s{1,4}to get host IP)"
         ),
-        summary="NCCL found no network interface to use: {error}",
-        phrases=("no socket interface found", "is neither AF_INET"),
+        summary="the collectives found no network interface to use: {error}",
+        phrases=(
+            "no socket interface found",
+            "is neither AF_INET",
+            "Unable to find address for",
+            "Unable to find interface for",
+            "can't find interface",
+        ),
         fixed={"reason": "network interface"},
         examples=(
             "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1201, internal error,"
@@ -788,6 +801,9 @@ SIGNATURES: tuple[Signature, ...] = (
             " interface found",
             "[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor"
             " AF_INET6(10)",
+            "RuntimeError: [enforce fail at /root/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] ifa !="
+            " nullptr. Unable to find address for: bond1",
+            "|CCL_ERROR| internal_kvs.cpp:289 fill_local_host_ip: can't find interface  to get host IP",
         ),
         near_misses=("node-1:77:77 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
     ),
@@ -1174,6 +1190,52 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("libfabric:1:2::efa:core:efa_device_init():120<info> Selected device rdmap16s27",),
     ),
     Signature(
+        # the pod's filesystem refusing what its container sets up: a write to what the pod mounts read-only (a
+        # ConfigMap or Secret, readOnlyRootFilesystem, a read-only volume: EROFS in any wording, Python's "[Errno 30]
+        # Read-only file system", Go's "open %s: read-only file system", Rust's "kind: ReadOnlyFilesystem"), and the
+        # container's start-up commands refused on its volumes for the user the spec runs it as (coreutils' and
+        # busybox's chown, chmod, mkdir: "Operation not permitted", "Permission denied"; Node's "EACCES: permission
+        # denied, mkdir 'logs'"): the pod's spec against its volumes, not the program's storage failing. (A Python
+        # PermissionError raised by the program itself stays its own exception.)
+        name="pod-filesystem-refused",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            # (not a library saying it goes on without the write: the Hugging Face hub's "Could not cache non-existence
+            # of file. Will ignore error and continue.", "Could not set the permissions on the file", a warning)
+            r"(?P<error>^(?![^\n]{0,400}(?:Will ignore error and continue|Could not set the permissions|(?i:\bwarn(?:ing)?\b)))"
+            r"[^\n]{0,400}?"
+            r"\[Errno 30\] Read-only file system|kind: ReadOnlyFilesystem|: read-only file system$"
+            r"|(?:^|[\s/])(?:chown|chmod|mkdir|touch|cp|mv|ln|install): [^\n]{1,300}?: (?:Read-only file system"
+            r"|Operation not permitted|Permission denied)$"
+            r"|E(?:ACCES|PERM): (?:permission denied|operation not permitted), (?:mkdir|chown|chmod|open|mkdtemp) ')",
+            re.MULTILINE,
+        ),
+        summary="the pod's filesystem refused what its container set up: {error}",
+        phrases=(
+            "Read-only file system",
+            "ReadOnlyFilesystem",
+            "Operation not permitted",
+            "Permission denied",
+        ),
+        fixed={"reason": "filesystem permissions"},
+        examples=(
+            "chown: /consul/config: Read-only file system",
+            "mkdir: cannot create directory '/mnt/sync/folders': Read-only file system",
+            "/bin/chown: changing ownership of '/home/u/app/deployment/server/': Operation not permitted",
+            "mkdir: can't create directory '/mnt/rustfs/logs': Permission denied",
+            "Error: EACCES: permission denied, mkdir 'logs'",
+            "OSError: [Errno 30] Read-only file system: '/models/models--x/snapshots/4659a7d'",
+            "error: open /root/.kube/config.lock: read-only file system",
+            'create cache dir success: Os { code: 30, kind: ReadOnlyFilesystem, message: "Read-only file system" }',
+        ),
+        near_misses=(
+            "PermissionError: [Errno 13] Permission denied: '/data/shard-0001.tar'",
+            "Could not cache non-existence of file. Will ignore error and continue. Error: [Errno 30] Read-only file"
+            " system: '/mnt/cache/hub/x'",
+            "chown: changing ownership of '/data': Operation not permitted (ignored)",
+        ),
+    ),
+    Signature(
         # the pod's limits and devices too small for what the program must set up: UCX unable to pin memory under
         # the locked-memory limit ("Please set max locked memory (ulimit -l) to 'unlimited' (current: %llu
         # kbytes)"), a FUSE mount (JuiceFS, gcsfuse, s3fs in the container) with no /dev/fuse in the pod
@@ -1389,7 +1451,12 @@ SIGNATURES: tuple[Signature, ...] = (
             # frameworks finding no GPU at all: Accelerate's "fp16 mixed precision requires a GPU" (raised when
             # torch.cuda.is_available() is False), Lightning's "You requested GPUs: [1]\n But your machine only
             # has: []"
-            r"|mixed precision requires a GPU|But your machine only has: \[\])"
+            r"|mixed precision requires a GPU|But your machine only has: \[\]"
+            # the driver's own library not mounted into the container (the NVIDIA runtime's hook not run): Python's
+            # and the loader's words ("ImportError: libcuda.so.1: cannot open shared object file", "/bin/bash: error
+            # while loading shared libraries: libcuda.so.1: ...")
+            # (not TensorFlow's dso_loader warning, "Could not load dynamic library 'libcuda.so.1'": it goes on without)
+            r"|(?:ImportError: |error while loading shared libraries: )libcuda\.so\.1: cannot open shared object file)"
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
@@ -1416,6 +1483,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "nvidia-cuda-mps-control: command not found",
             "mixed precision requires a GPU",
             "But your machine only has",
+            "libcuda.so.1: cannot open shared object file",
         ),
         wildcards=(
             "?*error_library_not_found",
@@ -1438,6 +1506,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " Container Toolkit?",
             "tensorpack.utils.nvml.NvmlException: NVML_ERROR_LIB_RM_VERSION_MISMATCH",
             "ValueError: fp16 mixed precision requires a GPU",
+            "/bin/bash: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file"
+            " or directory",
             "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [1]\n But your"
             " machine only has: []",
             "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest"
@@ -1477,12 +1547,16 @@ SIGNATURES: tuple[Signature, ...] = (
             # (errno: 98 - Address already in use).")
             r"|The server socket has failed to bind to [^\n]{1,300}?\((?P<bind_error>errno: 98 - Address already in use"
             r"|errno: 13 - Permission denied)\)"
+            # TCPStore before 2.0 and THD (0.4) said only the errno's words ("RuntimeError: Address already in use",
+            # "RuntimeError : Address already in use at .../THD/process_group/General.cpp:17")
+            r"|(?m:^)RuntimeError ?: (?P<old_error>Address already in use)\b"
         ),
         summary="the rendezvous store cannot listen on its port ({error})",
-        phrases=("failed to listen on any local network address", "failed to bind to"),
+        phrases=("failed to listen on any local network address", "failed to bind to", "Address already in use"),
         extract=lambda m, _t: {
             "reason": "port in use"
-            if (m.group("error") or m.group("bind_error")) in ("errno: 98 - Address already in use", "EADDRINUSE")
+            if (m.group("error") or m.group("bind_error") or m.group("old_error"))
+            in ("errno: 98 - Address already in use", "EADDRINUSE", "Address already in use")
             else "port not permitted"
         },
         examples=(
@@ -1494,6 +1568,9 @@ SIGNATURES: tuple[Signature, ...] = (
             " The server socket has failed to bind to [::]:98 (errno: 13 - Permission denied).",
             "RuntimeError: The server socket has failed to listen on any local network address. port: 98, useIpv6: 0,"
             " code: -13, name: EACCES, message: permission denied",
+            "RuntimeError: Address already in use",
+            "RuntimeError : Address already in use at /opt/conda/conda-bld/pytorch/work/torch/lib/THD/process_group/"
+            "General.cpp:17",
         ),
         near_misses=(
             "RuntimeError: The server socket has listened on [::]:29500 (errno: 13 - Permission denied on a log file)",
@@ -1504,9 +1581,16 @@ SIGNATURES: tuple[Signature, ...] = (
         # "standard_init_linux.go:%d: exec user process caused: exec format error"): the image, not the run
         name="exec-format-error",
         kind=Kind.CONFIG_ERROR,
-        pattern=rx(r"\bexec (?:user process caused|\S{1,256}): exec format error"),
+        pattern=rx(
+            r"\bexec (?:user process caused|\S{1,256}): \"?exec format error"
+            # runc 1.0-rc's quoted form ('standard_init_linux.go:207: exec user process caused "exec format error"');
+            # TensorFlow's fatal check of the CPU it was built for ("F ... cpu_feature_guard.cc:37] The TensorFlow
+            # library was compiled to use AVX instructions, but these aren't available on your machine.")
+            r"|exec user process caused \"exec format error\""
+            r"|The TensorFlow library was compiled to use \w{1,12} instructions, but these aren't available on your machine"
+        ),
         summary="the image is built for another CPU (exec format error)",
-        phrases=("exec format error",),
+        phrases=("exec format error", "The TensorFlow library was compiled to use"),
         fixed={"reason": "image architecture"},
         examples=(
             "exec /node-problem-detector: exec format error",
@@ -1611,10 +1695,19 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-warn",
         kind=Kind.NCCL_ERROR,
-        pattern=rx(r"NCCL WARN (?P<detail>[^\n]+)"),
+        # (NCCL 2.2-2.3 printed its level without its name: "host:pid:tid [0] include/socket.h:360 WARN Call to connect
+        # failed : Connection timed out")
+        pattern=rx(
+            r"NCCL WARN (?P<detail>[^\n]+)"
+            r"|\[\d{1,3}\] (?:include|transport|misc|src|graph|init)/[\w./]{1,80}\.(?:h|cu|cc):\d{1,6} WARN (?P<old>[^\n]+)"
+        ),
+        extract=lambda m, _t: {"detail": m.group("detail") or m.group("old")},
         summary="NCCL WARN {detail}",
-        phrases=("NCCL WARN",),
-        examples=("gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",),
+        phrases=("NCCL WARN", "WARN Call to", "WARN Connection closed", "WARN Socket"),
+        examples=(
+            "gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",
+            "gpu-bql-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out",
+        ),
         near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
     ),
     Signature(
@@ -1766,14 +1859,17 @@ SIGNATURES: tuple[Signature, ...] = (
         name="storage-error",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
-            r"(?P<message>\[Errno (?:5|28|107|108|116|121)\] (?:Input/output error|No space left on device|Transport endpoint"
-            r" is not connected|Cannot send after transport endpoint shutdown|Stale file handle|Remote I/O error)"
+            r"(?P<message>\[Errno (?:5|28|107|108|116|121|122)\] (?:Input/output error|No space left on device|Transport endpoint"
+            r" is not connected|Cannot send after transport endpoint shutdown|Stale file handle|Remote I/O error"
+            r"|Disk quota exceeded)"
+            # git giving up on a quota ("fatal: could not create work tree dir '%s': Disk quota exceeded")
+            r"|fatal: [^\n]{1,300}?: Disk quota exceeded"
             r"|failed: Transport endpoint is not connected"
             # coreutils' and tar's own words ("ls: cannot access '%s': Cannot send after transport endpoint shutdown",
             # "touch: setting times of '%s': Input/output error", "cp: error writing '%s': No space left on device")
             r"|(?:^|[\s:])(?:ls|cp|mv|touch|cat|mkdir|rm|tar|rsync|dd|head|tail|find|du|stat|ln|chmod|chown): [^\n]{1,300}?:"
             r" (?:Input/output error|No space left on device|Transport endpoint is not connected|Cannot send after"
-            r" transport endpoint shutdown|Stale file handle|Remote I/O error)$"
+            r" transport endpoint shutdown|Stale file handle|Remote I/O error|Disk quota exceeded)$"
             r"|Couldn't reach '[^'\n]{1,200}' on the Hub|An error occurred \((?:[A-Za-z]{3,40}|\d{3})\) when calling the"
             r" \w{1,64} operation"
             # the Hub refusing a gated model without a token (huggingface_hub's GatedRepoError message, alone in
@@ -1790,6 +1886,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "Transport endpoint is not connected",
             "Cannot send after transport endpoint shutdown",
             "Stale file handle",
+            "Disk quota exceeded",
             "Remote I/O error",
             "on the Hub",
             "when calling the",
@@ -1825,7 +1922,8 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
             r"wandb: ERROR (?P<message>Run initialization has timed out after [\d.]{1,10} sec"
-            r"|api_key not configured \(no-tty\)|W&B process failed to launch|Abnormal program exit)"
+            r"|api_key not configured \(no-tty\)|W&B process failed to launch|Abnormal program exit"
+            r"|Error communicating with wandb process)"
             r"|(?P<service>Timed out waiting for wandb service to start after [\d.]{1,10} seconds)"
             r"|^(?P<caller>Problem at: \S{1,300} \d{1,6} \S{1,200})$",
             re.MULTILINE,
@@ -1839,6 +1937,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "Abnormal program exit",
             "waiting for wandb service to start",
             "Problem at",
+            "Error communicating with wandb process",
         ),
         fixed={"exception": "wandb init"},
         examples=(
@@ -2139,6 +2238,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # worker ("FatalWorkerException: ... (exitcode -11)"); a supervisor's record is supervisor-exited's
             r"|(?P<sig>(?:Illegal instruction|Floating point exception|illegal hardware instruction)\s{1,8}\(core dumped\)"
             r"|line \d{1,6}:\s{1,8}\d{1,10} (?:Illegal instruction|Floating point exception)"
+            # (bash's word alone when it wrote no core: the whole line, "Illegal instruction")
+            r"|(?m:^)Illegal instruction[ \t]*$"
             r"|\bsignal: (?:segmentation fault|illegal instruction|floating point exception)"
             r"|died with <Signals\.SIG(?:SEGV|ILL|FPE): \d{1,2}>"
             r"|FatalWorkerException: [^\n]{0,300}?\(exitcode -(?:4|8|11)\)"
@@ -2731,7 +2832,11 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Exception in thread \"main\" (?![\w.]{0,100}SparkUserAppException)[\w.$]{1,200}(?:Exception|Error)\b[^\n]{0,300}"
             r"|uncaught exception during training"
             # Ollama's model runner ending with an error exit (Go's "exit status %d"; a signal is said otherwise)
-            r"|runner process has terminated: exit status (?:[1-9]\d?|1[01]\d|12[0-5])\b)"
+            r"|runner process has terminated: exit status (?:[1-9]\d?|1[01]\d|12[0-5])\b"
+            # the interpreter or a shell unable to run the program's script ("python: can't open file '%s': [Errno
+            # 2] No such file or directory", "/bin/sh: 1: ./start.sh: Text file busy")
+            r"|can't open file '[^'\n]{1,400}': \[Errno 2\] No such file or directory"
+            r"|/bin/(?:ba)?sh: (?:line )?\d{1,6}: [^\n]{1,300}: Text file busy)"
         ),
         summary="the program failed: {message}",
         phrases=(
@@ -2743,6 +2848,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "unknown model architecture",
             "uncaught exception during training",
             "runner process has terminated",
+            "can't open file",
+            "Text file busy",
         ),
         wildcards=("?*guardondatadependentsymnode",),  # one token to the analyzer behind its module path
         fixed={"exception": "program error"},
@@ -4228,6 +4335,12 @@ SIGNATURES: tuple[Signature, ...] = (
             # c10d's store-based barrier missing ranks ("Timed out initializing process group in store based
             # barrier on rank: %d, for key: %s (world_size=%d, worker_count=%d, timeout=%s)")
             r"|Timed out initializing process group in store based barrier"
+            # TCPStore before 2.0 ("RuntimeError: connect() timed out.", "... Original timeout was %d ms."), its host
+            # name that did not resolve (MASTER_ADDR's headless Service not yet in DNS, or its pod gone: "ValueError:
+            # host not found: Name or service not known"), Gloo's file store waiting for its peers ("RuntimeError:
+            # Wait timeout")
+            r"|RuntimeError: connect\(\) timed out\.|ValueError: host not found: Name or service not known"
+            r"|(?m:^)RuntimeError: Wait timeout[ \t]*$"
         ),
         summary="could not reach the rendezvous store: {line}",
         phrases=(
@@ -4235,6 +4348,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "RendezvousTimeoutError",
             "The client socket has timed out after",
             "store based barrier",
+            "connect() timed out",
+            "host not found",
+            "Wait timeout",
         ),
         severity=Severity.WARNING,
         extract=whole,
@@ -4308,6 +4424,33 @@ SIGNATURES: tuple[Signature, ...] = (
             " developers / '",
         ),
         near_misses=("Test NCCL success common.cu:961",),
+    ),
+    Signature(
+        # multiprocessing's exit finalizers: util._run_finalizers prints a failing finalizer's traceback and goes on
+        # (an NFS ".nfs..." file still busy as a temporary directory is removed): no failure of the program's
+        name="python-finalizer-error",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"Traceback \(most recent call last\):\n[^\n]{0,400}multiprocessing[/\\]util\.py\", line \d{1,6}, in _run_finalizers"
+        ),
+        summary="multiprocessing printed a finalizer's error at exit and went on",
+        phrases=("_run_finalizers",),
+        examples=(
+            'Traceback (most recent call last):\n  File "/usr/lib/python3.7/multiprocessing/util.py", line 265, in'
+            " _run_finalizers\n    finalizer()\nOSError: [Errno 16] Device or resource busy: '.nfs000000000'",
+        ),
+        near_misses=('Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nOSError: x',),
+    ),
+    Signature(
+        # a program saying it goes on without the GPU it could not use ("Falling back to CPU."): the driver's
+        # absence just before it ended nothing (parse.SETTLED)
+        name="cpu-fallback",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"(?m:^)Falling back to CPU\.?[ \t]*$"),
+        summary="the program went on without its GPU",
+        phrases=("Falling back to CPU",),
+        examples=("Falling back to CPU.",),
+        near_misses=("Falling back to CPU for op Gather: no CUDA kernel",),
     ),
     Signature(
         # an exception Python chained to a later one ("During handling of the above exception, another exception

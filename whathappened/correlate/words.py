@@ -379,7 +379,13 @@ def own_exception(event: TimelineEvent) -> bool:
     if attrs.get("crash"):
         return False  # the process crashing (a segfault, glibc's abort): own_crash, when no reaction came first
     text = text_of(event)
+    if any(w in text for w in _IMPORT_FAILURES):
+        return True  # the image's libraries at odds ("libnccl.so.2: cannot open shared object file"): never a reaction
     return not any(w in text for w in REACTION_EXCEPTION_WORDS)
+
+
+# An import or a loader failing names a library (NCCL's too) that was never used: the program's own failure
+_IMPORT_FAILURES = ("cannot open shared object file", "undefined symbol:")
 
 
 # cudaErrorUnknown in both spellings, and the driver shutting down with the process (CUDA_ERROR_DEINITIALIZED,

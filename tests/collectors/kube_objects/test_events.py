@@ -220,6 +220,9 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
     ("FailedCreate", 'Error creating: Internal error occurred: failed calling webhook "mpod.kb.io": failed to call'
      ' webhook: Post "https://jobset-webhook-service.jobset-system.svc:443/mutate--v1-pod?timeout=10s": no endpoints'
      ' available for service "jobset-webhook-service"', "ReplicaSet", Kind.KUBE_EVENT),
+    # the GPU Operator's upgrade controller: its pod-deletion step deletes the node's GPU pods, its other states not
+    ("GPUDriverUpgrade", "Successfully updated node state label to [pod-deletion-required]", "Node", Kind.DRAIN),
+    ("GPUDriverUpgrade", "Successfully updated node state label to upgrade-required", "Node", Kind.KUBE_EVENT),
     ("GPUXid", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Node", Kind.GPU_XID),
 ]  # fmt: skip
 

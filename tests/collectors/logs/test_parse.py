@@ -280,6 +280,11 @@ def test_the_oom_killers_report_of_a_node_agents_kill_is_no_pods() -> None:
     assert Kind.KERNEL_OOM in _node_kinds(_kernel(0, report.replace("flb-pipeline", "python")))
 
 
+def test_a_program_that_falls_back_to_the_cpu_did_not_end_for_want_of_a_driver() -> None:
+    driver = "CudaWarning: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU"
+    _settles("Falling back to CPU.", driver, Kind.CONFIG_ERROR, after=0.01, too_late=60)
+
+
 def test_a_shared_memory_segment_cuda_refused_is_no_full_dev_shm() -> None:
     """NCCL's segment not made because CUDA refused to register it a moment before: not /dev/shm too small."""
     cuda = "[1] misc/shmutils.cc:103 NCCL WARN Cuda failure 'invalid argument'"
