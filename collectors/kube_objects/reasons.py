@@ -139,10 +139,22 @@ REASONS: dict[str, Reason] = {
     # FailedPostStartHook "PostStartHook failed" before it, the hook's output kept out since 1.26): the pod's spec
     "Killing": Reason(Kind.KILLING, refine=_rx((r"^FailedPostStartHook$", Kind.CONFIG_ERROR))),
     "FailedPostStartHook": Reason(Kind.CONFIG_ERROR),
-    # the GPU Operator's upgrade controller walking a node through a driver upgrade ("Successfully updated node state
-    # label to [pod-deletion-required]"): its pod-deletion and drain steps delete the node's GPU pods on purpose;
-    # its other states (upgrade-required, which a node may keep for weeks, upgrade-done) do nothing to them
-    "GPUDriverUpgrade": Reason(Kind.KUBE_EVENT, refine=_rx((r"\b(?:pod-deletion|drain)-required\b", Kind.DRAIN))),
+    # the GPU Operator's upgrade controller walking a node through a driver upgrade (k8s-operator-libs: "Successfully
+    # updated node state label to [pod-deletion-required]", "Deleted workload pods on the node for the driver
+    # upgrade", "Successfully drained the node"): its pod-deletion and drain steps delete the node's GPU pods on
+    # purpose; its other states (upgrade-required, which a node may keep for weeks, drain-required with drain
+    # disabled by default, upgrade-done) and its failures ("Failed to update node state label to ...") do nothing
+    # to them
+    "GPUDriverUpgrade": Reason(
+        Kind.KUBE_EVENT,
+        refine=_rx(
+            (
+                r"^Successfully updated node state label to \[?pod-deletion-required\b"
+                r"|^Deleted workload pods on the node for the driver upgrade|^Successfully drained the node",
+                Kind.DRAIN,
+            )
+        ),
+    ),
     "ExceededGracePeriod": Reason(Kind.KILLING),
     "BackOff": Reason(Kind.BACK_OFF, refine=_rx((r"pulling image", Kind.IMAGE_PULL_FAILED))),
     # ("failed to reserve container name", a CRI call past its deadline: the runtime busy, the kubelet retries)

@@ -14,12 +14,13 @@ from collections.abc import Iterator, Sequence
 TRACEBACK = "Traceback (most recent call last):"
 # What Python prints right before a traceback of an exception it ignores (a finalizer's, an exit handler's), and
 # what a library logs before the traceback of one it caught (Comet's streaming thread, xformers' probe for
-# Triton): the traceback is read with it
+# Triton, gRPC's server failing one call): the traceback is read with it
 _LEADS = (
     "Exception ignored ",
     "Error in atexit._run_exitfuncs:",
     "COMET ERROR: Streaming error",
     "A matching Triton is not available",
+    "Exception calling application:",
 )
 # A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
 # "torch.OutOfMemoryError: CUDA out of memory.", "KeyboardInterrupt")

@@ -234,7 +234,19 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code"), ("paddle_error", "paddle_code")):
         if match.group(error):
             return {"error": match.group(error), "code": int(match.group(code))}
-    for name in ("test_error", "lib_status", "check_error", "sample_error", "trt_error", "busy_error"):
+    for name in (
+        "test_error",
+        "lib_status",
+        "check_error",
+        "sample_error",
+        "trt_error",
+        "busy_error",
+        "file_error",
+        "lgbm_error",
+        "ggml_error",
+        "failed_error",
+        "sample_failure",
+    ):
         if match.group(name):
             return {"error": match.group(name)}
     name = match.group("driver_error")

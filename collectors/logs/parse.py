@@ -375,6 +375,11 @@ SETTLED: Mapping[str, tuple[Settle, ...]] = {
         Settle("sklearn-fit-failed", timedelta(seconds=5)),
         Settle("sklearn-fit-failed", timedelta(seconds=5), earlier=True),
     ),
+    # a refusal on the pod's filesystem the container went on from: its program ran and raised later
+    "pod-filesystem-refused": (
+        Settle("python-traceback", timedelta(days=1)),
+        Settle("python-exception-line", timedelta(days=1)),
+    ),
     # the GPU the program could not use, then its "Falling back to CPU."
     "cuda-no-driver": (Settle("cpu-fallback", timedelta(seconds=2)),),
     # the report lines of a kill of the node's own agent (parse runs both ways: the report comes first)

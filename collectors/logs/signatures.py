@@ -138,9 +138,14 @@ SIGNATURES: tuple[Signature, ...] = (
         # raises, the exception the run ended with.)
         name="library-error-logged",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"^(?:COMET ERROR: Streaming error|A matching Triton is not available)"),
+        # gRPC's Python server failing one call ("ERROR:grpc._server:Exception calling application: %s", the
+        # handler's traceback below): it answers that call with an error and serves the next
+        pattern=rx(
+            r"(?:^|[\s:])(?:COMET ERROR: Streaming error|A matching Triton is not available"
+            r"|Exception calling application:)"
+        ),
         summary="a library logged an error of its own and went on",
-        phrases=("COMET ERROR: Streaming error", "A matching Triton is not available"),
+        phrases=("COMET ERROR: Streaming error", "A matching Triton is not available", "Exception calling application"),
         examples=(
             "COMET ERROR: Streaming error\nTraceback (most recent call last):\n  File"
             ' "/usr/local/lib/python3.5/dist-packages/comet_ml/comet.py", line 117, in _loop\n'
@@ -784,7 +789,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # for: dgx-1.ai", "Unable to find interface for: [0.0.0.189]"); oneCCL's key-value store
             # ("fill_local_host_ip: can't find interface to get host IP")
             r"|(?:ifa|rp) != nullptr\. Unable to find (?:address|interface) for: \S{1,200}"
-            r"|fill_local_host_ip: can't find interface\s{1,4}to get host IP)"
+            r"|fill_local_host_ip: can't find interface\s{1,4}(?:\S{1,40}\s{1,4})?to get host IP)"
         ),
         summary="the collectives found no network interface to use: {error}",
         phrases=(
@@ -804,6 +809,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "RuntimeError: [enforce fail at /root/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] ifa !="
             " nullptr. Unable to find address for: bond1",
             "|CCL_ERROR| internal_kvs.cpp:289 fill_local_host_ip: can't find interface  to get host IP",
+            "|CCL_ERROR| internal_kvs.cpp:325 fill_local_host_ip: can't find interface eth1 to get host IP",
         ),
         near_misses=("node-1:77:77 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
     ),
@@ -1200,14 +1206,16 @@ SIGNATURES: tuple[Signature, ...] = (
         name="pod-filesystem-refused",
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
-            # (not a library saying it goes on without the write: the Hugging Face hub's "Could not cache non-existence
-            # of file. Will ignore error and continue.", "Could not set the permissions on the file", a warning)
-            r"(?P<error>^(?![^\n]{0,400}(?:Will ignore error and continue|Could not set the permissions|(?i:\bwarn(?:ing)?\b)))"
-            r"[^\n]{0,400}?"
-            r"\[Errno 30\] Read-only file system|kind: ReadOnlyFilesystem|: read-only file system$"
+            # (not a line that says it goes on without the write: the Hugging Face hub's "Could not cache non-existence
+            # of file. Will ignore error and continue.", "Could not set the permissions on the file", a warning, a
+            # "mkdir -p failed" a library logs; a refusal the container went on from is settled by the program's own
+            # later failure, parse.SETTLED)
+            r"^(?![^\n]{0,400}(?:Will ignore error and continue|Could not set the permissions|(?i:\bwarn(?:ing)?\b)"
+            r"|mkdir -p failed))[^\n]{0,400}?"
+            r"(?P<error>\[Errno 30\] Read-only file system|kind: ReadOnlyFilesystem|: read-only file system$"
             r"|(?:^|[\s/])(?:chown|chmod|mkdir|touch|cp|mv|ln|install): [^\n]{1,300}?: (?:Read-only file system"
             r"|Operation not permitted|Permission denied)$"
-            r"|E(?:ACCES|PERM): (?:permission denied|operation not permitted), (?:mkdir|chown|chmod|open|mkdtemp) ')",
+            r"|E(?:ACCES|PERM): (?:permission denied|operation not permitted), (?:mkdir|chown|chmod|mkdtemp) ')",
             re.MULTILINE,
         ),
         summary="the pod's filesystem refused what its container set up: {error}",
@@ -1232,6 +1240,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "PermissionError: [Errno 13] Permission denied: '/data/shard-0001.tar'",
             "Could not cache non-existence of file. Will ignore error and continue. Error: [Errno 30] Read-only file"
             " system: '/mnt/cache/hub/x'",
+            "npm WARN tar EACCES: permission denied, open '/app/node_modules/.staging/x/package.json'",
+            "WARNING: chown: changing ownership of '/data': Operation not permitted",
             "chown: changing ownership of '/data': Operation not permitted (ignored)",
         ),
     ),
@@ -1455,8 +1465,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # the driver's own library not mounted into the container (the NVIDIA runtime's hook not run): Python's
             # and the loader's words ("ImportError: libcuda.so.1: cannot open shared object file", "/bin/bash: error
             # while loading shared libraries: libcuda.so.1: ...")
-            # (not TensorFlow's dso_loader warning, "Could not load dynamic library 'libcuda.so.1'": it goes on without)
-            r"|(?:ImportError: |error while loading shared libraries: )libcuda\.so\.1: cannot open shared object file)"
+            # (not TensorFlow's dso_loader warning, "Could not load dynamic library 'libcuda.so.1'; dlerror: ...": it goes
+            # on without; ctypes' and llama-cpp's "Failed to load shared library ...: libcuda.so.1: ..." are the same)
+            r"|(?<!dlerror: )libcuda\.so\.1: cannot open shared object file)"
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
@@ -1549,7 +1560,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|errno: 13 - Permission denied)\)"
             # TCPStore before 2.0 and THD (0.4) said only the errno's words ("RuntimeError: Address already in use",
             # "RuntimeError : Address already in use at .../THD/process_group/General.cpp:17")
-            r"|(?m:^)RuntimeError ?: (?P<old_error>Address already in use)\b"
+            r"|(?m:^)(?:[^\n]{0,80}?\]:?\s{0,4})?RuntimeError ?: (?P<old_error>Address already in use)\b"
         ),
         summary="the rendezvous store cannot listen on its port ({error})",
         phrases=("failed to listen on any local network address", "failed to bind to", "Address already in use"),
@@ -1569,6 +1580,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "RuntimeError: The server socket has failed to listen on any local network address. port: 98, useIpv6: 0,"
             " code: -13, name: EACCES, message: permission denied",
             "RuntimeError: Address already in use",
+            "[rank0]: RuntimeError: Address already in use",
             "RuntimeError : Address already in use at /opt/conda/conda-bld/pytorch/work/torch/lib/THD/process_group/"
             "General.cpp:17",
         ),
@@ -1587,7 +1599,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # TensorFlow's fatal check of the CPU it was built for ("F ... cpu_feature_guard.cc:37] The TensorFlow
             # library was compiled to use AVX instructions, but these aren't available on your machine.")
             r"|exec user process caused \"exec format error\""
-            r"|The TensorFlow library was compiled to use \w{1,12} instructions, but these aren't available on your machine"
+            r"|The TensorFlow library was compiled to use [\w.]{1,12} instructions, but these aren't available on your"
+            r" machine"
         ),
         summary="the image is built for another CPU (exec format error)",
         phrases=("exec format error", "The TensorFlow library was compiled to use"),
@@ -1695,20 +1708,28 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         name="nccl-warn",
         kind=Kind.NCCL_ERROR,
-        # (NCCL 2.2-2.3 printed its level without its name: "host:pid:tid [0] include/socket.h:360 WARN Call to connect
+        # (NCCL 2.2 printed its level without its name: "host:pid:tid [0] include/socket.h:360 WARN Call to connect
         # failed : Connection timed out")
         pattern=rx(
             r"NCCL WARN (?P<detail>[^\n]+)"
-            r"|\[\d{1,3}\] (?:include|transport|misc|src|graph|init)/[\w./]{1,80}\.(?:h|cu|cc):\d{1,6} WARN (?P<old>[^\n]+)"
+            # (its socket's words only: its other old WARNs, a library it goes on without, are read by their own)
+            r"|\[\d{1,3}\] include/socket\.h:\d{1,6} WARN (?P<old>[^\n]+)"
+            # its CUDA check quoted bare, with NCCL 2.19+'s code ("Cuda failure 217 'peer access is not supported
+            # between these two devices'")
+            r"|(?m:^)(?P<bare>Cuda failure \d{1,4} '[^'\n]{1,200}')"
         ),
-        extract=lambda m, _t: {"detail": m.group("detail") or m.group("old")},
+        extract=lambda m, _t: {"detail": m.group("detail") or m.group("old") or m.group("bare")},
         summary="NCCL WARN {detail}",
         phrases=("NCCL WARN", "WARN Call to", "WARN Connection closed", "WARN Socket"),
         examples=(
             "gpu-node-3:1287:1501 [4] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer",
             "gpu-bql-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out",
+            "Cuda failure 217 'peer access is not supported between these two devices'",
         ),
-        near_misses=("gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",),
+        near_misses=(
+            "gpu-node-3:1287:1287 [4] NCCL INFO Bootstrap : Using eth0:10.0.0.3<0>",
+            "gpu-1:1:2 [0] misc/ibvwrap.cu:63 WARN Failed to open libibverbs.so[.1]",
+        ),
     ),
     Signature(
         # what the application asked of its GPU or its libraries and could not have: a Triton kernel needing more
@@ -1955,6 +1976,24 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # the W&B sweep agent ending on its runs' own failures: every run it started crashed at once ("Detected %d
+        # failed runs in the first %d seconds, killing sweep."), a run's function raised ("Run %s errored: %r")
+        name="wandb-sweep-failed",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>Detected \d{1,6} failed runs in the first \d{1,6} seconds, killing sweep"
+            r"|Run \w{6,12} errored: [\w.]{1,100}(?:Error|Exception)\([^\n]{0,300})"
+        ),
+        summary="the sweep's runs failed: {message}",
+        phrases=("failed runs in the first", "errored"),
+        fixed={"exception": "wandb sweep"},
+        examples=(
+            "wandb: ERROR Detected 3 failed runs in the first 60 seconds, killing sweep.",
+            "Run 0jbbwa4t errored: IndexError('list index out of range')",
+        ),
+        near_misses=("wandb: Agent Starting Run: 0jbbwa4t with config:",),
+    ),
+    Signature(
         # a training loop's numeric guard stopping the run: Megatron-LM's rerun state machine ("Unexpected result
         # %s on rank %d at iteration #%d invocation #%d (message='%s')"), NeMo raising it per rank ("Rank %d, node
         # %s, device %d, iteration %d: Unexpected result nan (message=...)")
@@ -2125,6 +2164,24 @@ SIGNATURES: tuple[Signature, ...] = (
             " ExecutorLostFailure (executor 1 exited caused by one of the running tasks) Reason:",
         ),
         near_misses=("WARN TaskSetManager: Lost task 0.0 in stage 9.0: ExecutorLostFailure (executor 1 exited)",),
+    ),
+    Signature(
+        # DeepEP's expert-parallel all-to-all giving up on remote ranks: the host's wait ("DeepEP error: timeout
+        # (dispatch CPU)") and the kernel's own check ("DeepEP timeout check failed: rank = %d, thread = %d, value =
+        # %d"): a collective that did not complete, like the NCCL watchdog's
+        name="deepep-timeout",
+        kind=Kind.NCCL_TIMEOUT,
+        pattern=rx(
+            r"DeepEP error: timeout \((?:dispatch|combine)[^)\n]{0,20}\)|DeepEP timeout check failed: rank = \d{1,6}"
+        ),
+        summary="DeepEP's all-to-all timed out: {line}",
+        phrases=("DeepEP error: timeout", "DeepEP timeout check failed"),
+        extract=whole,
+        examples=(
+            "(Worker_DP7_EP7 pid=4757) RuntimeError: DeepEP error: timeout (dispatch CPU)",
+            "DeepEP timeout check failed: rank = 7, thread = 32, value = 0)",
+        ),
+        near_misses=("DeepEP not available: Invalid Argument",),
     ),
     Signature(
         # TensorRT 7's builder timing a tactic ("Get cuda error during getBestTactic: %s") and going on with the
@@ -2362,11 +2419,35 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # CUDA errors a program or a tool reports and goes on from: TensorFlow skipping peer access for one pair of
+        # GPUs ("W ... gpu_device.cc] Unable to enable peer access between device ordinals 2 and 5, status:
+        # CUDA_ERROR_TOO_MANY_PEERS"), XLA's optional JIT service not made ("unable to create StreamExecutor for
+        # CUDA:0: ..."), cuda-memcheck listing every API error, handled or not ("========= Program hit
+        # cudaErrorPeerAccessUnsupported (error 217)")
+        name="cuda-error-gone-on-from",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"Unable to enable peer access between device ordinals|unable to create StreamExecutor for"
+            r"|========= Program hit cudaError"
+        ),
+        summary="a CUDA error the program went on from: {line}",
+        phrases=("Unable to enable peer access", "unable to create StreamExecutor", "Program hit"),
+        extract=whole,
+        examples=(
+            "W tensorflow/core/common_runtime/gpu/gpu_device.cc:1370] Unable to enable peer access between device"
+            " ordinals 2 and 5, status: CUDA_ERROR_TOO_MANY_PEERS: peer mapping resources exhausted",
+            '========= Program hit cudaErrorPeerAccessUnsupported (error 217) due to "peer access is not supported'
+            ' between these two devices" on CUDA API call to cudaIpcOpenMemHandle.',
+        ),
+        near_misses=("RuntimeError: CUDA error: peer access is not supported between these two devices",),
+    ),
+    Signature(
         # a trainer that catches a CUDA OOM and goes on: fairseq's "| WARNING: ran out of memory with exception:
         # %s;\n Skipping batch" (0.x) and "OOM: Ran out of memory with exception: %s" (_log_oom, then "attempting
         # to recover"), its first releases' "| WARNING: ran out of memory on GPU #%d, skipping batch" and its
         # validation's "ran out of memory, retrying batch" (the THCudaCheck line printed as the error was raised
-        # just before it is settled: parse.SETTLED), and the forks that copy them. An OOM it re-raises ends in its own traceback's final line.
+        # just before it is settled: parse.SETTLED), and the forks that copy them. An OOM it re-raises ends in its
+        # own traceback's final line.
         name="cuda-oom-caught",
         kind=Kind.LOG_LINE,
         pattern=rx(
@@ -2471,6 +2552,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # LightGBM's and XGBoost's CUDA checks on an allocation ("[LightGBM] [Fatal] [CUDA] out of memory %s %d",
             # dh::safe_cuda's "updater_gpu_hist.cu: 567: out of memory")
             r"|\[LightGBM\] \[Fatal\] \[CUDA\] out of memory|\.cuh?: \d{1,6}: out of memory"
+            r"|CUDA error 2 at \S{1,300}:\d{1,6}: out of memory"
             r"|parallel_for failed: out of memory|call='cudaMalloc\([^'\n]{0,100}\)'\. Reason: ?out of memory"
             # CuPy's memory pool ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 25,600,000 bytes
             # (allocated so far: 3,635,267,072 bytes).", before v6 "out of memory to allocate %d bytes (total %d
@@ -2657,6 +2739,12 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|\.cuh?: \d{1,6}: (?P<file_error>an illegal memory access was encountered|unspecified launch failure"
             r"|misaligned address|an illegal instruction was encountered|device-side assert triggered)"
             r"|\[LightGBM\] \[Fatal\] \[CUDA\] (?P<lgbm_error>[^\n]{1,200}?) \S{1,300}\.(?:cu|cpp|h) \d{1,6}\s*$"
+            # ggml's CUDA_CHECK ("CUDA error %d at %s:%d: %s"), the "Failed: Cuda error %s:%d '%s'" of DeepEP's and
+            # vLLM's custom all-reduce checks (the words on the same line or the next), the CUDA samples' "Cuda
+            # failure %s:%d: '%s'"
+            r"|CUDA error \d{1,4} at \S{1,300}:\d{1,6}: (?P<ggml_error>[^\n]{1,200})"
+            r"|Failed: (?i:cuda) error \S{1,300}:\d{1,6}\s{1,4}'(?P<failed_error>[^'\n]{1,200})'"
+            r"|Cuda failure \S{1,200}\.cu:\d{1,6}: '(?P<sample_failure>[^'\n]{1,200})'"
             # PaddlePaddle 2.x: "(External) CUDA error(%d), %s." (cudaGetErrorString's words, then its hint)
             r"|(?i:cuda) error\((?P<paddle_code>\d{1,4})\), (?P<paddle_error>[^\n]{0,200}?[^\s.])\.?[ \t]*$"
             # torch 0.x-1.x THC: "THCudaCheck FAIL file=%s line=%i error=%i : %s", printed before THError raises
@@ -2836,7 +2924,10 @@ SIGNATURES: tuple[Signature, ...] = (
             # the interpreter or a shell unable to run the program's script ("python: can't open file '%s': [Errno
             # 2] No such file or directory", "/bin/sh: 1: ./start.sh: Text file busy")
             r"|can't open file '[^'\n]{1,400}': \[Errno 2\] No such file or directory"
-            r"|/bin/(?:ba)?sh: (?:line )?\d{1,6}: [^\n]{1,300}: Text file busy)"
+            r"|/bin/(?:ba)?sh: (?:line )?\d{1,6}: [^\n]{1,300}: Text file busy"
+            # a CUDA IPC handle that would not open in this process (Triton's perf_analyzer "failed to open CUDA IPC
+            # handle: %s", UCX's "UCX Fatal: ... failed to open ipc mem handle"): the program's own sharing of memory
+            r"|failed to open (?:CUDA IPC handle|ipc mem handle)\b[^\n]{0,300})"
         ),
         summary="the program failed: {message}",
         phrases=(
@@ -2850,6 +2941,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "runner process has terminated",
             "can't open file",
             "Text file busy",
+            "failed to open CUDA IPC handle",
+            "failed to open ipc mem handle",
         ),
         wildcards=("?*guardondatadependentsymnode",),  # one token to the analyzer behind its module path
         fixed={"exception": "program error"},
@@ -3196,6 +3289,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"\bWorker \d{1,6} has failed\.|has been marked dead because the (?:detector|monitor) has missed too many"
             r" heartbeats"
             r"|Task failed because the node it was running on is dead or unavailable"
+            # Ray Train v2's controller ("Terminating training worker group after encountering failure(s) on %d
+            # worker(s):")
+            r"|Terminating training worker group after encountering failure\(s\) on \d{1,6} worker\(s\)"
         ),
         summary="Ray: a worker or its node was lost",
         phrases=("has failed", "marked dead because the", "node it was running on is dead"),
@@ -3354,6 +3450,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # torch's monitored barrier on a rank that got there and lost the one it waited for ("Rank 1
             # successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0")
             r"|successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank"
+            # and rank 0's own report of the ranks that never arrived ("[Rank 0]: Ranks 4, 5, 6, 7 failed to pass
+            # monitoredBarrier in %d ms"): it waited on them
+            r"|Ranks? \d{1,6}(?:, \d{1,6}){0,500} failed to pass monitoredBarrier"
             # the coordination service itself (coordination_service.cc SetTaskError: "%s has been set to ERROR in
             # coordination service: %s"), which runs in task 0, naming another task
             r"|/job:\w{1,64}/replica:\d{1,4}/task:(?P<peer_task>[1-9]\d{0,5}) has been set to ERROR in coordination"
@@ -3366,6 +3465,7 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=(
             "Terminating process because the",
             "successfully reached monitoredBarrier",
+            "failed to pass monitoredBarrier",
             "has been set to ERROR in coordination service",
         ),
         convert={"peer_task": int},
@@ -3375,6 +3475,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " more details.",
             "RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for"
             " send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+            "[rank0]: RuntimeError: [Rank 0]: Ranks 6 failed to pass monitoredBarrier in 180000000000 ms",
             "E1115 coordination_service.cc:954] /job:jax_worker/replica:0/task:3 has been set to ERROR in coordination"
             " service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:3 heartbeat timeout.",
         ),
@@ -4339,7 +4440,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # name that did not resolve (MASTER_ADDR's headless Service not yet in DNS, or its pod gone: "ValueError:
             # host not found: Name or service not known"), Gloo's file store waiting for its peers ("RuntimeError:
             # Wait timeout")
-            r"|RuntimeError: connect\(\) timed out\.|ValueError: host not found: Name or service not known"
+            r"|RuntimeError: connect\(\) timed out\.|ValueError: host not found: (?:Name or service not known|Temporary"
+            r" failure in name resolution)|RuntimeError: Socket Timeout\b"
             r"|(?m:^)RuntimeError: Wait timeout[ \t]*$"
         ),
         summary="could not reach the rendezvous store: {line}",
@@ -4351,6 +4453,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "connect() timed out",
             "host not found",
             "Wait timeout",
+            "Socket Timeout",
         ),
         severity=Severity.WARNING,
         extract=whole,
@@ -4446,10 +4549,10 @@ SIGNATURES: tuple[Signature, ...] = (
         # absence just before it ended nothing (parse.SETTLED)
         name="cpu-fallback",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"(?m:^)Falling back to CPU\.?[ \t]*$"),
+        pattern=rx(r"(?m:^)(?:[^\n]{0,60}?(?:INFO|WARNING|WARN)\b:?\s{1,4})?Falling back to CPU\.?[ \t]*$"),
         summary="the program went on without its GPU",
         phrases=("Falling back to CPU",),
-        examples=("Falling back to CPU.",),
+        examples=("Falling back to CPU.", "INFO: Falling back to CPU."),
         near_misses=("Falling back to CPU for op Gather: no CUDA kernel",),
     ),
     Signature(

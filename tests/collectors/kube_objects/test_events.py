@@ -223,6 +223,8 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
     # the GPU Operator's upgrade controller: its pod-deletion step deletes the node's GPU pods, its other states not
     ("GPUDriverUpgrade", "Successfully updated node state label to [pod-deletion-required]", "Node", Kind.DRAIN),
     ("GPUDriverUpgrade", "Successfully updated node state label to upgrade-required", "Node", Kind.KUBE_EVENT),
+    ("GPUDriverUpgrade", "Failed to update node state label to pod-deletion-required, conflict", "Node", Kind.KUBE_EVENT),
+    ("GPUDriverUpgrade", "Deleted workload pods on the node for the driver upgrade", "Node", Kind.DRAIN),
     ("GPUXid", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Node", Kind.GPU_XID),
 ]  # fmt: skip
 

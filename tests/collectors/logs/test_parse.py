@@ -285,6 +285,15 @@ def test_a_program_that_falls_back_to_the_cpu_did_not_end_for_want_of_a_driver()
     _settles("Falling back to CPU.", driver, Kind.CONFIG_ERROR, after=0.01, too_late=60)
 
 
+def test_a_refusal_on_the_pods_filesystem_the_container_went_on_from_decides_nothing() -> None:
+    """An entrypoint's chown refused on a volume, then the program running and raising: the program's exception
+    is what ended it; the chown alone is the pod's spec."""
+    chown = "chown: changing ownership of '/data/lost+found': Operation not permitted"
+    raised = "ValueError: bad shape"
+    assert Kind.CONFIG_ERROR not in _node_kinds(_container(0, chown), _container(300, raised))
+    assert Kind.CONFIG_ERROR in _node_kinds(_container(0, chown))
+
+
 def test_a_shared_memory_segment_cuda_refused_is_no_full_dev_shm() -> None:
     """NCCL's segment not made because CUDA refused to register it a moment before: not /dev/shm too small."""
     cuda = "[1] misc/shmutils.cc:103 NCCL WARN Cuda failure 'invalid argument'"
