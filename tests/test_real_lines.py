@@ -112,6 +112,10 @@ ONE_OBJECT = {
     "r35c-trap-ebusy-nfs-silly-rename-finalizer": (
         "a traceback whose frames (multiprocessing's exit finalizers) say it was printed and gone on from"
     ),
+    "r36d-trap-katib-suggestion-grpc-exception-indexerror": (
+        "gRPC's logged failure of one call and the handler's traceback: sent apart, the traceback reads as the"
+        " program's"
+    ),
     "r33a-trap-colossalai-chunkfullerror-during-handling": (
         "an exception and Python's words chaining it to a later one: sent apart, the first reads as the last"
     ),

@@ -155,7 +155,9 @@ REASONS: dict[str, Reason] = {
             )
         ),
     ),
-    "ExceededGracePeriod": Reason(Kind.KILLING),
+    # the kubelet's own kill (an eviction, a preemption, a node shutdown) slower than its grace period ("Container
+    # runtime did not kill the pod within specified grace period."): says the kill was slow, not who ordered it
+    "ExceededGracePeriod": Reason(Kind.KUBE_EVENT),
     "BackOff": Reason(Kind.BACK_OFF, refine=_rx((r"pulling image", Kind.IMAGE_PULL_FAILED))),
     # ("failed to reserve container name", a CRI call past its deadline: the runtime busy, the kubelet retries)
     "Failed": Reason(
@@ -166,6 +168,10 @@ REASONS: dict[str, Reason] = {
             (r"^\s*$", Kind.KUBE_EVENT),
             (_IMAGE, Kind.IMAGE_PULL_FAILED),
             (r"CreateContainerConfigError", Kind.CONFIG_ERROR),
+            # the kubelet's static CPU manager with no exclusive CPUs left for the container ("Internal
+            # PreStartContainer hook failed: not enough cpus available to satisfy request"): the node's capacity, as
+            # its admission's "OutOfcpu"
+            (r"PreStartContainer hook failed: not enough cpus available", Kind.FAILED_SCHEDULING),
             (r"^ReachedMaxRestarts|reaching max number of restarts", Kind.DEADLINE_EXCEEDED),
             # runc's own init killed by the memory limit before the program ran ("container init was OOM-killed
             # (memory limit too low?)"): the limit, as an OOM kill of the program would be

@@ -129,7 +129,8 @@ FINAL = re.compile(
     # pynvml's class per NVML error, those the program's own calls earn (not Unknown, GpuIsLost, DriverNotLoaded:
     # the GPU or the driver, read by their signatures or deciding nothing)
     r"|(?:[A-Za-z_]\w*\.)*NVMLError_(?:NoPermission|NotSupported|InvalidArgument|NotFound|InsufficientSize)(?=:|$))"
-    r"(?::[ \t]*(?P<message>.*))?$",
+    # (TensorFlow 1.x's session repeats its final error as "UnknownError (see above for traceback): %s")
+    r"(?: \(see above for traceback\))?(?::[ \t]*(?P<message>.*))?$",
     re.MULTILINE,
 )
 
@@ -246,6 +247,7 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
         "ggml_error",
         "failed_error",
         "sample_failure",
+        "kernel_error",
     ):
         if match.group(name):
             return {"error": match.group(name)}

@@ -145,7 +145,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Exception calling application:)"
         ),
         summary="a library logged an error of its own and went on",
-        phrases=("COMET ERROR: Streaming error", "A matching Triton is not available", "Exception calling application"),
+        phrases=("COMET ERROR: Streaming error", "matching Triton is not available", "Exception calling application"),
         examples=(
             "COMET ERROR: Streaming error\nTraceback (most recent call last):\n  File"
             ' "/usr/local/lib/python3.5/dist-packages/comet_ml/comet.py", line 117, in _loop\n'
@@ -2743,7 +2743,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # vLLM's custom all-reduce checks (the words on the same line or the next), the CUDA samples' "Cuda
             # failure %s:%d: '%s'"
             r"|CUDA error \d{1,4} at \S{1,300}:\d{1,6}: (?P<ggml_error>[^\n]{1,200})"
-            r"|Failed: (?i:cuda) error \S{1,300}:\d{1,6}\s{1,4}'(?P<failed_error>[^'\n]{1,200})'"
+            r"|Failed: (?i:cuda) error \S{1,300}:\d{1,6}(?:\s{1,4}'(?P<failed_error>[^'\n]{1,200})')?"
+            # PointNet++'s and other extensions' CUDA_CHECK_ERRORS ("CUDA kernel failed : %s\n%s at L:%d in %s")
+            r"|CUDA kernel failed : (?P<kernel_error>[^\n]{1,200})"
             r"|Cuda failure \S{1,200}\.cu:\d{1,6}: '(?P<sample_failure>[^'\n]{1,200})'"
             # PaddlePaddle 2.x: "(External) CUDA error(%d), %s." (cudaGetErrorString's words, then its hint)
             r"|(?i:cuda) error\((?P<paddle_code>\d{1,4})\), (?P<paddle_error>[^\n]{0,200}?[^\s.])\.?[ \t]*$"
@@ -2756,7 +2758,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"[ \t]*$"
             r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})(?:: (?P<driver_detail>[^\n]{1,200}))?"
             # cuDNN and cuBLAS status codes other than an allocation (cuda-oom's): "CUDNN_STATUS_EXECUTION_FAILED"
-            r"|(?P<lib_status>CU(?:DNN|BLAS)_STATUS_(?!ALLOC_FAILED|SUCCESS)[A-Z_]{3,40})"
+            r"|(?P<lib_status>CU(?:DNN|BLAS|SOLVER|SPARSE|RAND)_STATUS_(?!ALLOC_FAILED|SUCCESS)[A-Z_]{3,40})"
             # cudaErrorDevicesUnavailable in every wrapper (TensorFlow's implicit initialization "Status: ...", glog's
             # "Check failed: error == cudaSuccess (46 vs. 0)  ...", an application's own check)
             r"|(?P<busy_error>all CUDA-capable devices are busy or unavailable)"
@@ -2792,7 +2794,8 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
-        wildcards=("cuda_error_*", "cudnn_status_*", "cublas_status_*"),  # one token each to the analyzer
+        # (one token each to the analyzer)
+        wildcards=("cuda_error_*", "cudnn_status_*", "cublas_status_*", "cusolver_status_*", "cusparse_status_*"),
         examples=(
             "RuntimeError: CUDA error: uncorrectable ECC error encountered\nCompile with `TORCH_USE_CUDA_DSA` to"
             " enable device-side assertions.",
@@ -3294,9 +3297,15 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Terminating training worker group after encountering failure\(s\) on \d{1,6} worker\(s\)"
         ),
         summary="Ray: a worker or its node was lost",
-        phrases=("has failed", "marked dead because the", "node it was running on is dead"),
+        phrases=(
+            "has failed",
+            "marked dead because the",
+            "node it was running on is dead",
+            "Terminating training worker group",
+        ),
         examples=(
             "(TorchTrainer pid=89392) Worker 0 has failed.",
+            "Terminating training worker group after encountering failure(s) on 1 worker(s):",
             "WARNING worker.py:1462 -- The node with node id: 8f205b12 and ip: 10.128.0.103 has been marked dead"
             " because the detector has missed too many heartbeats from it.",
             "Task failed because the node it was running on is dead or unavailable. Node IP: 127.0.0.1",
