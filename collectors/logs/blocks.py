@@ -21,6 +21,7 @@ _LEADS = (
     "COMET ERROR: Streaming error",
     "A matching Triton is not available",
     "Exception calling application:",
+    "Exception iterating responses:",
 )
 # A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
 # "torch.OutOfMemoryError: CUDA out of memory.", "KeyboardInterrupt")

@@ -142,7 +142,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # handler's traceback below): it answers that call with an error and serves the next
         pattern=rx(
             r"(?:^|[\s:])(?:COMET ERROR: Streaming error|A matching Triton is not available"
-            r"|Exception calling application:)"
+            r"|(?:Exception calling application|Exception iterating responses):"
+            r"(?![^\n]{0,300}(?:CUDA|NCCL|out of memory|ECC|Xid)))"
         ),
         summary="a library logged an error of its own and went on",
         phrases=("COMET ERROR: Streaming error", "matching Triton is not available", "Exception calling application"),
@@ -151,7 +152,10 @@ SIGNATURES: tuple[Signature, ...] = (
             ' "/usr/local/lib/python3.5/dist-packages/comet_ml/comet.py", line 117, in _loop\n'
             "ValueError: Could not connect to server after multiple tries.",
         ),
-        near_misses=("wandb: ERROR Problem finishing run",),
+        near_misses=(
+            "wandb: ERROR Problem finishing run",
+            "ERROR:grpc._server:Exception calling application: CUDA error: uncorrectable ECC error encountered",
+        ),
     ),
     Signature(
         # PyTorch 2.4+ as a rank's process exits without destroy_process_group ("WARNING: process group has NOT been
@@ -482,7 +486,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LOG_LINE,
         pattern=rx(
             r"[Oo]ut of memory: Kill(?:ed)? process \d{1,10} \(" + _NODE_AGENT_NAMES + r"\)"
-            r"|oom-kill:constraint=CONSTRAINT_[A-Z_]{1,20}[^\n]{0,4096}?,task=" + _NODE_AGENT_NAMES + r","
+            r"|oom-kill:constraint=CONSTRAINT_[A-Z_]{1,20}[^\n]{0,2048}?,task=" + _NODE_AGENT_NAMES + r","
         ),
         summary="the kernel's OOM killer ended a node agent: {line}",
         phrases=("out of memory: Killed process", "out of memory: Kill process", "oom-kill:constraint"),
@@ -1618,7 +1622,9 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.CUDA_ERROR,
         # (the errors the CUDA rules judge; any other CUDA failure NCCL meets stays an NCCL error)
         pattern=rx(
-            r"NCCL WARN Cuda failure (?:(?P<code>\d{1,4}) )?'(?P<error>an illegal memory access was encountered"
+            # (also bare, as torch's "Last error:" quotes it without NCCL_DEBUG, behind a rank's prefix)
+            r"(?:NCCL WARN |(?m:^)(?:\[rank\d{1,6}\]:\s?)?)Cuda failure (?:(?P<code>\d{1,4}) )?'(?P<error>an illegal memory"
+            r" access was encountered"
             r"|misaligned address|an illegal instruction was encountered|device-side assert triggered|uncorrectable ECC"
             r" error encountered|uncorrectable NVLink error detected during the execution|unspecified launch failure)'"
         ),
@@ -1628,6 +1634,7 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=(
             "Amphitrite:940929:940929 [1] enqueue.cc:1556 NCCL WARN Cuda failure 700 'an illegal memory access was"
             " encountered'",
+            "[rank7]: Cuda failure 214 'uncorrectable ECC error encountered'",
         ),
         near_misses=(
             "NCCL WARN Cuda failure count reset to 0",
@@ -1716,7 +1723,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|\[\d{1,3}\] include/socket\.h:\d{1,6} WARN (?P<old>[^\n]+)"
             # its CUDA check quoted bare, with NCCL 2.19+'s code ("Cuda failure 217 'peer access is not supported
             # between these two devices'")
-            r"|(?m:^)(?P<bare>Cuda failure \d{1,4} '[^'\n]{1,200}')"
+            r"|(?m:^)(?:\[rank\d{1,6}\]:\s?)?(?P<bare>Cuda failure \d{1,4} '[^'\n]{1,200}')"
         ),
         extract=lambda m, _t: {"detail": m.group("detail") or m.group("old") or m.group("bare")},
         summary="NCCL WARN {detail}",
@@ -1977,21 +1984,22 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # the W&B sweep agent ending on its runs' own failures: every run it started crashed at once ("Detected %d
-        # failed runs in the first %d seconds, killing sweep."), a run's function raised ("Run %s errored: %r")
+        # failed runs in the first %d seconds, killing sweep.", "Detected %d failed runs in a row at start, killing
+        # sweep.")
         name="wandb-sweep-failed",
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
-            r"(?P<message>Detected \d{1,6} failed runs in the first \d{1,6} seconds, killing sweep"
-            r"|Run \w{6,12} errored: [\w.]{1,100}(?:Error|Exception)\([^\n]{0,300})"
+            # (not "Run %s errored: %r": the agent starts the next run after it)
+            r"(?P<message>Detected \d{1,6} failed runs in (?:the first \d{1,6} seconds|a row at start), killing sweep)"
         ),
         summary="the sweep's runs failed: {message}",
-        phrases=("failed runs in the first", "errored"),
+        phrases=("failed runs in",),
         fixed={"exception": "wandb sweep"},
         examples=(
             "wandb: ERROR Detected 3 failed runs in the first 60 seconds, killing sweep.",
-            "Run 0jbbwa4t errored: IndexError('list index out of range')",
+            "wandb: ERROR Detected 5 failed runs in a row at start, killing sweep.",
         ),
-        near_misses=("wandb: Agent Starting Run: 0jbbwa4t with config:",),
+        near_misses=("wandb: Agent Starting Run: 0jbbwa4t with config:", "Run 0jbbwa4t errored: IndexError('x')"),
     ),
     Signature(
         # a training loop's numeric guard stopping the run: Megatron-LM's rerun state machine ("Unexpected result
@@ -2171,17 +2179,28 @@ SIGNATURES: tuple[Signature, ...] = (
         # %d"): a collective that did not complete, like the NCCL watchdog's
         name="deepep-timeout",
         kind=Kind.NCCL_TIMEOUT,
+        # (also the host's "DeepEP error: CPU recv timeout" and the kernels' prints before trap(): "DeepEP dispatch NVL
+        # receiver timeout, channel: %d, ...", "DeepEP timeout for dispatch receivers, rank %d, ..."; not the
+        # "Warning: DeepEP timeout for ..." of a masked rank it goes on without)
         pattern=rx(
-            r"DeepEP error: timeout \((?:dispatch|combine)[^)\n]{0,20}\)|DeepEP timeout check failed: rank = \d{1,6}"
+            r"DeepEP error: (?:timeout \((?:dispatch|combine)[^)\n]{0,20}\)|CPU recv timeout)"
+            r"|DeepEP timeout check failed: rank = \d{1,6}"
+            r"|(?<!Warning: )DeepEP (?:dispatch|combine)[\w ]{0,40}? timeout, channel"
+            r"|(?<!Warning: )DeepEP timeout for (?:dispatch|combine)"
         ),
         summary="DeepEP's all-to-all timed out: {line}",
-        phrases=("DeepEP error: timeout", "DeepEP timeout check failed"),
+        phrases=("DeepEP error", "DeepEP timeout", "receiver timeout"),
         extract=whole,
         examples=(
             "(Worker_DP7_EP7 pid=4757) RuntimeError: DeepEP error: timeout (dispatch CPU)",
             "DeepEP timeout check failed: rank = 7, thread = 32, value = 0)",
+            "[rank2]: RuntimeError: DeepEP error: CPU recv timeout",
+            "DeepEP dispatch NVL receiver timeout, channel: 3, RDMA: 0, nvl: 6, src RDMA: 1, src nvl: 2, start: 0, end: 0",
         ),
-        near_misses=("DeepEP not available: Invalid Argument",),
+        near_misses=(
+            "DeepEP not available: Invalid Argument",
+            "Warning: DeepEP timeout for dispatch receivers, rank 3",
+        ),
     ),
     Signature(
         # TensorRT 7's builder timing a tactic ("Get cuda error during getBestTactic: %s") and going on with the
@@ -2553,6 +2572,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # dh::safe_cuda's "updater_gpu_hist.cu: 567: out of memory")
             r"|\[LightGBM\] \[Fatal\] \[CUDA\] out of memory|\.cuh?: \d{1,6}: out of memory"
             r"|CUDA error 2 at \S{1,300}:\d{1,6}: out of memory"
+            r"|Failed: (?i:cuda) error \S{1,300}:\d{1,6}\s{1,4}'out of memory'|Cuda failure \S{1,200}\.cu:\d{1,6}: 'out of"
+            r" memory'|CUDA kernel failed : out of memory"
+            r"|CU(?:SOLVER|SPARSE)_STATUS_ALLOC_FAILED|CURAND_STATUS_ALLOCATION_FAILED"
             r"|parallel_for failed: out of memory|call='cudaMalloc\([^'\n]{0,100}\)'\. Reason: ?out of memory"
             # CuPy's memory pool ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 25,600,000 bytes
             # (allocated so far: 3,635,267,072 bytes).", before v6 "out of memory to allocate %d bytes (total %d
@@ -2626,6 +2648,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUDA allocation failed",
             "bytes on device",
             "Cuda Error in allocate: 2",
+            "CUSOLVER_STATUS_ALLOC_FAILED",
+            "CUSPARSE_STATUS_ALLOC_FAILED",
+            "CURAND_STATUS_ALLOCATION_FAILED",
+            "kernel failed : out of memory",
             "LightGBM Fatal CUDA out of memory",
         ),
         examples=(
@@ -2707,6 +2733,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "/xgboost/src/tree/updater_gpu_hist.cu: 567: out of memory",
             "Can't allocate 129499136 bytes on device 0.",
             "[E] [TRT] ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",
+            "F0902 13:30:41.691910 7302 math_functions.cu:359] Check failed: status == CURAND_STATUS_SUCCESS (102 vs. 0)"
+            "  CURAND_STATUS_ALLOCATION_FAILED",
+            "RuntimeError: cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling `cusolverDnCreate(handle)`",
             "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried"
             " to allocate 100.00 MiB (GPU 0; 7.78 GiB total capacity; 6.83 GiB already allocated",
             "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
@@ -2758,7 +2787,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"[ \t]*$"
             r"|(?P<driver_error>CUDA_ERROR_(?!OUT_OF_MEMORY)[A-Z_]{2,60})(?:: (?P<driver_detail>[^\n]{1,200}))?"
             # cuDNN and cuBLAS status codes other than an allocation (cuda-oom's): "CUDNN_STATUS_EXECUTION_FAILED"
-            r"|(?P<lib_status>CU(?:DNN|BLAS|SOLVER|SPARSE|RAND)_STATUS_(?!ALLOC_FAILED|SUCCESS)[A-Z_]{3,40})"
+            r"|(?P<lib_status>CU(?:DNN|BLAS|SOLVER|SPARSE|RAND)_STATUS_(?!ALLOC_FAILED|ALLOCATION_FAILED|SUCCESS)[A-Z_]{3,40})"
             # cudaErrorDevicesUnavailable in every wrapper (TensorFlow's implicit initialization "Status: ...", glog's
             # "Check failed: error == cudaSuccess (46 vs. 0)  ...", an application's own check)
             r"|(?P<busy_error>all CUDA-capable devices are busy or unavailable)"
@@ -2795,7 +2824,14 @@ SIGNATURES: tuple[Signature, ...] = (
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
         # (one token each to the analyzer)
-        wildcards=("cuda_error_*", "cudnn_status_*", "cublas_status_*", "cusolver_status_*", "cusparse_status_*"),
+        wildcards=(
+            "cuda_error_*",
+            "cudnn_status_*",
+            "cublas_status_*",
+            "cusolver_status_*",
+            "cusparse_status_*",
+            "curand_status_*",
+        ),
         examples=(
             "RuntimeError: CUDA error: uncorrectable ECC error encountered\nCompile with `TORCH_USE_CUDA_DSA` to"
             " enable device-side assertions.",
