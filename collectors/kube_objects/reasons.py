@@ -220,6 +220,9 @@ REASONS: dict[str, Reason] = {
     # Dynamic Resource Allocation: the kubelet cannot prepare a claim's devices, or the claim controller cannot make
     # the pod's claim (its template missing): like a volume that cannot be mounted, the pod cannot start
     "FailedPrepareDynamicResources": Reason(Kind.CONFIG_ERROR),
+    # a DRA driver's own Event on the claim it could not prepare (dranet: "failed to get netlink to interface
+    # dummy0: Link not found")
+    "ClaimPrepareFailed": Reason(Kind.CONFIG_ERROR),
     "FailedResourceClaimCreation": Reason(Kind.CONFIG_ERROR),
     # "unable to ensure pod container exists: ...": the pod's cgroup the kubelet could not make (its QoS slice
     # missing a moment, systemd busy): the node's, retried
@@ -242,7 +245,10 @@ REASONS: dict[str, Reason] = {
                 r'|exec: "[\w.-]{0,60}runc": executable file not found in \$PATH'
                 r'|failed to find plugin "[^"]{1,100}" in path'
                 r"|no IP addresses available in range set|Could not allocate IP in range|\brange is full\b"
-                r"|SRI-?OV[ -]CNI failed to (?:configure VF|load netconf)",
+                r"|SRI-?OV[ -]CNI failed to (?:configure VF|load netconf)"
+                # a pod asking for a user namespace of a runtime without them ("can't set `spec.hostUsers: false`,
+                # runtime does not support user namespaces")
+                r"|runtime does not support user namespaces",
                 Kind.CONFIG_ERROR,
             )
         ),

@@ -1384,6 +1384,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # (not TensorFlow's XLA quoting it as it falls back to the driver: "... The ptxas error was: ptxas fatal")
             r"|(?<!The ptxas error was: )ptxas fatal\s{0,4}: Value 'sm_\w{1,8}' is not defined for option 'gpu-name'"
             r"|cudaErrorNoKernelImageForDevice|cudaErrorInvalidDeviceFunction|CUDA_ERROR_NO_BINARY_FOR_GPU"
+            # the image's PTX newer than the node's driver can compile (CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "the
+            # provided PTX was compiled with an unsupported toolchain")
+            r"|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|the provided PTX was compiled with an unsupported toolchain"
             # cuBLAS and cuDNN refusing a GPU older than they support ("the function requires a feature absent
             # from the device architecture"): a wheel for newer GPUs on a V100 or a Maxwell card
             r"|CUBLAS_STATUS_ARCH_MISMATCH|CUDNN_STATUS_(?:NOT_SUPPORTED_)?ARCH_MISMATCH)"
@@ -1399,6 +1402,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "cudaErrorInvalidKernelImage",
             "CUDA_ERROR_INVALID_IMAGE",
             "is not defined for option 'gpu-name'",
+            "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+            "compiled with an unsupported toolchain",
             "CUBLAS_STATUS_ARCH_MISMATCH",
             "CUDNN_STATUS_ARCH_MISMATCH",
             "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH",
@@ -2538,7 +2543,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # ("[HAMI-core ERROR (...)]: Device 0 OOM %lu / %lu", "cuMemoryAllocate failed res=2"); torch's OOM
             # message failing on a MIG slice that refuses NVML's process list (CUDACachingAllocator's
             # "NVML_SUCCESS == r INTERNAL ASSERT FAILED", pytorch#112377)
-            r"|SplitAndRetryOOM: GPU OutOfMemory"
+            r"|\w{0,20}RetryOOM: GPU OutOfMemory"
             r"|\[HAMI-core ERROR[^\]\n]{0,120}\]: (?:Device \d{1,3} OOM \d{1,20} / \d{1,20}|cuMemoryAllocate failed res=2\b)"
             r"|NVML_SUCCESS == r INTERNAL ASSERT FAILED at \"?[^\n]{0,200}?CUDACachingAllocator\.cpp"
             r"|Not enough memory to handle \d{1,9} prefill tokens"
@@ -2575,6 +2580,14 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Failed: (?i:cuda) error \S{1,300}:\d{1,6}\s{1,4}'out of memory'|Cuda failure \S{1,200}\.cu:\d{1,6}: 'out of"
             r" memory'|CUDA kernel failed : out of memory"
             r"|CU(?:SOLVER|SPARSE)_STATUS_ALLOC_FAILED|CURAND_STATUS_ALLOCATION_FAILED"
+            # programs in other languages: CUDA.jl's OutOfGPUMemoryError ("ERROR: Out of GPU memory"), dlib's
+            # cuda_error ("Error while calling cudaMalloc(...) ... code: 2, reason: out of memory"), TensorRT 4's
+            # "Cuda Error in allocate: 2", C++ checks by name ('Cuda error in func "%s" at line %d: out of memory.',
+            # NanoVDB's "CUDA error 2: out of memory (%s:%d)"), gorgonia's GPU allocator ("BFC alloc: out of memory"),
+            # MATLAB's gpuArray ("Out of memory on device.")
+            r"|\bOut of GPU memory\b|cudaMalloc[^\n]{0,300}?code: 2, reason: out of memory|Cuda Error in allocate: 2\b"
+            r"|Cuda error in func \"[^\"\n]{1,100}\" at line \d{1,6}: out of memory|CUDA error 2: out of memory"
+            r"|BFC alloc: out of memory|Out of memory on device\."
             r"|parallel_for failed: out of memory|call='cudaMalloc\([^'\n]{0,100}\)'\. Reason: ?out of memory"
             # CuPy's memory pool ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 25,600,000 bytes
             # (allocated so far: 3,635,267,072 bytes).", before v6 "out of memory to allocate %d bytes (total %d
@@ -2652,6 +2665,13 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUSPARSE_STATUS_ALLOC_FAILED",
             "CURAND_STATUS_ALLOCATION_FAILED",
             "kernel failed : out of memory",
+            "Out of GPU memory",
+            "reason: out of memory",
+            "Cuda error in func",
+            "CUDA error 2: out of memory",
+            "BFC alloc: out of memory",
+            "Out of memory on device",
+            "RetryOOM",
             "LightGBM Fatal CUDA out of memory",
         ),
         examples=(
@@ -2736,6 +2756,16 @@ SIGNATURES: tuple[Signature, ...] = (
             "F0902 13:30:41.691910 7302 math_functions.cu:359] Check failed: status == CURAND_STATUS_SUCCESS (102 vs. 0)"
             "  CURAND_STATUS_ALLOCATION_FAILED",
             "RuntimeError: cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling `cusolverDnCreate(handle)`",
+            "ERROR: Out of GPU memory",
+            "  what():  Error while calling cudaMalloc(&data, new_size*sizeof(float)) in file ../dlib-19.4/dlib/dnn/"
+            "gpu_data.cpp:191. code: 2, reason: out of memory",
+            "runtime.cpp (16) - Cuda Error in allocate: 2",
+            'Cuda error in func "cuda_init_device" at line 33: out of memory.',
+            "CUDA error 2: out of memory (/src/nanovdb/nanovdb/cuda/GridHandle.cuh:83)",
+            "panic: BFC alloc: out of memory",
+            "Error using gpuArray/max\nOut of memory on device. To view more detail about available memory on the GPU,"
+            " use 'gpuDevice()'.",
+            "com.nvidia.spark.rapids.jni.GpuRetryOOM: GPU OutOfMemory",
             "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried"
             " to allocate 100.00 MiB (GPU 0; 7.78 GiB total capacity; 6.83 GiB already allocated",
             "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
