@@ -70,12 +70,26 @@ def _causes_in_process(line: RealLine, folder: Path, split: bool = False) -> lis
     return [verdict.cause for verdict in explain(collectors, query, not_configured=missing).verdicts]
 
 
+class _Verdicts(dict[str, list[str]]):
+    """Each line's verdicts, explained when a test first asks for them: a worker explains only its own share of
+    the lines, and no one fixture call holds the time of thousands of them (each test stays well within the
+    suite's per-test timeout however many lines are gathered)."""
+
+    def __init__(self, root: Path, lines: list[RealLine], split: bool = False) -> None:
+        super().__init__()
+        self._root, self._lines, self._split = root, {line.id: line for line in lines}, split
+
+    def __missing__(self, key: str) -> list[str]:
+        found = _causes_in_process(self._lines[key], self._root / key, split=self._split)
+        self[key] = found
+        return found
+
+
 @pytest.fixture(scope="module")
 def more_from_snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     """The gathered lines' verdicts, through the library the CLI calls (its snapshot collectors and ``explain``) in
     this process: the CLI around it is proven on LINES above, and hundreds of interpreter start-ups are not."""
-    root = tmp_path_factory.mktemp("more-real-lines")
-    return {line.id: _causes_in_process(line, root / line.id) for line in MORE_LINES + DEVICE_LINES}
+    return _Verdicts(tmp_path_factory.mktemp("more-real-lines"), MORE_LINES + DEVICE_LINES)
 
 
 # Log texts of several lines that are one object, which no line of says alone: they are read as one document only
@@ -134,8 +148,7 @@ SEVERAL_LINES = [
 @pytest.fixture(scope="module")
 def line_by_line(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     """The log texts of several lines, each line its own document, as a shipper without a multiline rule sends them."""
-    root = tmp_path_factory.mktemp("lines-one-by-one")
-    return {line.id: _causes_in_process(line, root / line.id, split=True) for line in SEVERAL_LINES}
+    return _Verdicts(tmp_path_factory.mktemp("lines-one-by-one"), SEVERAL_LINES, split=True)
 
 
 def _cause(document: dict[str, Any]) -> str | None:
