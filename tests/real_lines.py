@@ -78,9 +78,11 @@ _ADMISSION_MESSAGE = re.compile(r"^\s*(?:Pod was rejected: |Pod )?Allocate faile
 # cluster-autoscaler's about a pending pod)
 # (failedScheduling: its 2015 spelling; Pending: Kueue holding the workload back, its pods never created; a gang
 # scheduler's pod group Unschedulable; a Job controller's FailedCreate: the pod never created)
-NEVER_RAN_REASONS = frozenset(
+# a controller's refused creation (the training operator's too): the pod was never made, and no scheduler saw it
+NOT_CREATED_REASONS = frozenset({"FailedCreate", "FailedCreatePod"})
+NEVER_RAN_REASONS = NOT_CREATED_REASONS | frozenset(
     {"FailedScheduling", "failedScheduling", "NotTriggerScaleUp", "Pending", "Unschedulable", "NotEnoughResources",
-     "FailedCreate", "FailedCreatePod", "FilteringFailed"}
+     "FilteringFailed"}
 )  # fmt: skip
 # kubectl describe's and get's event rows: type, reason, age ("2m57s (x5 over 54s)"), source, message; get's object column
 # ("node/ip-10-1-2-3"); custom columns (first and last seen, count, source) before the type, the message right after
@@ -345,7 +347,7 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
         if reason in NEVER_RAN_REASONS:
             pod.node, pod.scheduled, pod.started, pod.ready = None, None, None, False
             pod.unschedulable_message = message
-            pod.admitted = reason not in ("FailedCreate", "FailedCreatePod")  # (never made: no scheduler saw it)
+            pod.admitted = reason not in NOT_CREATED_REASONS
             rec.events = [e for e in rec.events if e.name != pod.name]
             rec.logs = [entry for entry in rec.logs if entry.pod != pod.name]  # it never ran
             rec.events.append(_event(pod.name, "Pod", pod, t, reason, message, "default-scheduler"))

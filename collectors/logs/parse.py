@@ -414,6 +414,7 @@ def _settled(hits: list[tuple[Any, ...]]) -> set[int]:
                 for other_at, other_text, _o, _s, other in hits
             ):
                 done.add(n)
+                break
     return done
 
 
