@@ -615,7 +615,7 @@ SIGNATURES: tuple[Signature, ...] = (
         name="kernel-oom-kill-summary",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
-            r"oom-kill:constraint=(?P<constraint>CONSTRAINT_[A-Z_]+)[^\n]{0,4096}?,task="
+            r"oom-kill:constraint=(?P<constraint>CONSTRAINT_[A-Z_]+)[^\n]{0,2048}?,task="
             + _NODE_AGENT
             + r"(?P<process>[^,\n]{1,64}),"
             r"pid=(?P<pid>\d+)"
@@ -2786,9 +2786,13 @@ SIGNATURES: tuple[Signature, ...] = (
             # TensorRT-LLM's check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s (file:line)")
             # (inside "Encountered an error in forward(Async) function: " a request's error the executor went on from,
             # unless it is one that stays in the CUDA context until the process restarts)
-            r"|(?:(?<!forward function: )(?<!forwardAsync function: )|(?=[^\n]{1,330}?: (?:an illegal memory access was"
-            r" encountered|unspecified launch failure|misaligned address|an illegal instruction was encountered)))"
-            r"\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in [^\n]{1,300}?: (?P<trt_error>[^\n(]{0,200}?[^\s(])"
+            # (the prefix first: a pattern that opens on lookarounds tries them at every position of a line)
+            r"|\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in "
+            r"(?:(?<!forward function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+            r"(?<!forwardAsync function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+            r"|(?=[^\n]{1,300}?: (?:an illegal memory access was encountered|unspecified launch failure|misaligned address"
+            r"|an illegal instruction was encountered)))"
+            r"[^\n]{1,300}?: (?P<trt_error>[^\n(]{0,200}?[^\s(])"
             r"(?: \([^\n]{1,300}\))?[ \t]*$"
             r"|cuda runtime error \((?P<runtime_code>\d{1,4})\) : (?P<runtime_error>[^\n]{0,200}?[^\s])"
             r"(?: at [^\s]{1,300})?[ \t]*$"
