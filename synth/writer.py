@@ -116,9 +116,17 @@ def _about(rec: Recording) -> Labels:
     return about
 
 
-def write_recording(rec: Recording, folder: Path, seed: int) -> None:
+METRICS_FILE = "prometheus.om.gz"
+
+
+def write_recording(rec: Recording, folder: Path, seed: int, metrics: bytes | None = None) -> None:
+    """``metrics``: the metrics file a caller already wrote for the same recording and seed but for its logs and
+    events (which the metrics never read), copied instead of written again."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scenario.yaml").write_text(scenario_yaml(rec))
     write_kubernetes(rec, folder / "kubernetes")
-    write_metrics(rec, folder / "prometheus.om.gz", seed)
+    if metrics is None:
+        write_metrics(rec, folder / METRICS_FILE, seed)
+    else:
+        (folder / METRICS_FILE).write_bytes(metrics)
     write_logs(rec, folder / "logs.ndjson")

@@ -14,9 +14,19 @@ import pytest
 from whathappened.collectors.logs import parse as log_parse
 from whathappened.collectors.snapshot.folder import snapshot_collectors
 
+from synth.writer import METRICS_FILE, write_recording
 from tests.acceptance import run_cli, scenario_args
 from tests.fixtures.search import SearchServer
-from tests.real_lines import DEVICE_REAL_LINES, MORE_REAL_LINES, RealLine, real_lines, write
+from tests.real_lines import (
+    DEVICE_REAL_LINES,
+    MORE_REAL_LINES,
+    PLACED,
+    SEED,
+    RealLine,
+    real_lines,
+    recording,
+    write,
+)
 from tests.support import Scenario, load_scenario
 from whathappened.explain import explain
 from whathappened.model import Window
@@ -187,6 +197,22 @@ def test_the_lines_seen_on_a_gpu_say_where_and_are_new() -> None:
     assert all(line.source_url == "bench/device/check.sh" for line in DEVICE_LINES)
     assert not {line.text for line in DEVICE_LINES} & {line.text for line in LINES + MORE_LINES}
     assert len({line.id for line in LINES + MORE_LINES + DEVICE_LINES}) == len(LINES + MORE_LINES + DEVICE_LINES)
+
+
+def test_an_incidents_metrics_copied_from_another_are_those_it_would_write(tmp_path: Path) -> None:
+    """The harness copies the metrics of an incident that differs only in its line (tests/real_lines.py `write`):
+    the copy is byte for byte what the incident writes alone, for every placement, and an incident whose pod ends
+    otherwise gets its own."""
+    firsts = {line.where: line for line in reversed(MORE_LINES)}
+    assert set(firsts) == set(PLACED)
+    written: dict[str, bytes] = {}
+    for where, line in firsts.items():
+        copied = (write(line, tmp_path / "copied" / where) / METRICS_FILE).read_bytes()
+        write_recording(recording(line), tmp_path / "alone" / where, seed=SEED)
+        assert copied == (tmp_path / "alone" / where / METRICS_FILE).read_bytes(), where
+        written[where] = copied
+    assert written["container-log"] == written["kernel-log"]
+    assert written["container-log"] != written["container-status"]
 
 
 @pytest.mark.parametrize("line", MORE_LINES + DEVICE_LINES, ids=lambda line: line.id)
