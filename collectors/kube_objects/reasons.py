@@ -59,16 +59,31 @@ _RELAYED = _rx(
 # per Container is 16, but request is 17", "minimum memory usage per Pod is ...", "cpu max limit to request ratio
 # per Container is 10, but provided ratio is ...", before 1.3 "Limited to 750Mi memory, but pod has no specified
 # memory limit"), a validating webhook's denial ('admission webhook "validation.gatekeeper.sh" denied the
-# request: ...'), PodSecurityPolicy and OpenShift's SCC ("unable to validate against any pod security policy",
-# "... security context constraint"), and the spec's own validation ('Pod "x" is invalid: ...')
+# request: ...'), a ValidatingAdmissionPolicy's (1.26+: "ValidatingAdmissionPolicy 'p' with binding 'b' denied
+# request: ..."), PodSecurityPolicy and OpenShift's SCC ("unable to validate against any pod security policy",
+# 1.19-1.24's "PodSecurityPolicy: unable to admit pod: [...]", "... security context constraint"), and the spec's own
+# validation ('Pod "x" is invalid: ...')
 _REFUSED_SPEC = (
     r"violates PodSecurity|failed quota: [^\n]{0,200}must specify|is limited by quota, must make explicit request"
     r"|(?:maximum|minimum) [\w.-]{1,60} usage per (?:Container|Pod) is|max limit to request ratio per (?:Container|Pod)"
     r"|Limited to \S{1,40} \S{1,40}, but pod has no specified|admission webhook \"[^\"\n]{1,200}\" denied the request"
-    r"|unable to validate against any (?:pod security policy|security context constraint)|\bis invalid: "
-    r"|error looking up service account"
+    r"|ValidatingAdmissionPolicy '[^'\n]{1,253}' with binding '[^'\n]{1,253}' denied request"
+    r"|unable to validate against any (?:pod security policy|security context constraint)"
+    r"|PodSecurityPolicy: unable to admit pod|\bis invalid: |error looking up service account"
+)
+# A refusal of another object than a pod, in the words a pasted client error or a policy engine keeps: the API
+# server's '<resource>.<group> "name" is forbidden' for another resource (deployments.apps, jobs.batch), Kyverno's
+# "resource Deployment/ns/name was blocked", a client's "failed to create deployment" or "failed to delete ...", a
+# kubebuilder-scaffolded webhook named for another kind ("mjobset.kb.io", "vpytorchjob.kb.io"; a pod's is
+# "mpod.kb.io"). No pod of such an object was ever made: the words are about something else.
+_OTHER_OBJECT_REFUSED = (
+    r'(?<![\w."-])(?!pods?\b)[a-z][a-z0-9-]{1,62}(?:\.[\w.-]{1,100})? "[^"\n]{0,253}" is forbidden: '
+    r"|\bresource (?!Pod/)[A-Z]\w{1,62}/[^\s/]{1,253}/\S{1,253} was blocked"
+    r"|\bfailed to (?:create|delete|update|patch|apply) (?!pods?\b)[\w -]{1,40}: admission"
+    r'|admission webhook "[mv](?!pods?\.)[a-z0-9]{1,60}\.kb\.io" denied'
 )
 _CREATE_REFUSED = _rx(
+    (_OTHER_OBJECT_REFUSED, Kind.KUBE_EVENT),
     # (Volcano's webhook holding a pod back while its PodGroup waits for resources: "failed to create pod %s as the
     # podgroup phase is Pending")
     (r"exceeded quota|quota is \S{1,40}, current usage is|podgroup phase is Pending", Kind.FAILED_SCHEDULING),
@@ -211,6 +226,10 @@ REASONS: dict[str, Reason] = {
             (r'object "[^"]{1,253}"/"[^"]{1,253}" not registered', Kind.KUBE_EVENT),
             # the same cache not filled in time ("failed to sync configmap cache: timed out waiting for the condition")
             (r"failed to sync (?:configmap|secret) cache", Kind.KUBE_EVENT),
+            # Cloud Storage FUSE's CSI driver relaying its sidecar's end ("the sidecar container terminated due to
+            # %v, exit code: %v": OOMKilled, Error, ContainerStatusUnknown after the node went): that container's
+            # own status in the pod says what ended it; the mount says nothing of the volume's configuration
+            (r"the sidecar container terminated due to", Kind.KUBE_EVENT),
         ),
     ),
     "FailedAttachVolume": Reason(Kind.CONFIG_ERROR),
@@ -221,7 +240,8 @@ REASONS: dict[str, Reason] = {
     # the pod's claim (its template missing): like a volume that cannot be mounted, the pod cannot start
     "FailedPrepareDynamicResources": Reason(Kind.CONFIG_ERROR),
     # a DRA driver's own Event on the claim it could not prepare (dranet: "failed to get netlink to interface
-    # dummy0: Link not found")
+    # dummy0: Link not found"); dranet records it on the ResourceClaim, which nothing here ties to a pod yet: such a
+    # pod is told by the kubelet's FailedPrepareDynamicResources on it
     "ClaimPrepareFailed": Reason(Kind.CONFIG_ERROR),
     "FailedResourceClaimCreation": Reason(Kind.CONFIG_ERROR),
     # "unable to ensure pod container exists: ...": the pod's cgroup the kubelet could not make (its QoS slice

@@ -115,8 +115,8 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
 FINAL = re.compile(
     r"^(?:[^\n]{0,160}?(?<!\[WARNING)(?<!\[WARN)[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8}"
     # Open MPI's --tag-output ("[1,0]<stderr>:", horovodrun's gloo launcher "[2]<stderr>:"), srun's --label ("3: "),
-    # and a log's own timestamp ("2022-01-23 02:08:36.029 ")
-    r"|[^\n]{0,80}?\[\d{1,6}(?:,\d{1,6})?\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}"
+    # a log's own timestamp ("2022-01-23 02:08:36.029 "), and pytest's mark of an exception in its report ("E   ")
+    r"|[^\n]{0,80}?\[\d{1,6}(?:,\d{1,6})?\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}|E {3}"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8})?"
     r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b"
     # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden,
@@ -232,7 +232,12 @@ def cuda_oom(_match: re.Match[str], text: str) -> Mapping[str, Any]:
 
 def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
     """One ``error`` whichever form said it: the runtime's string, or the driver's name in words."""
-    for error, code in (("runtime_error", "runtime_code"), ("thc_error", "thc_code"), ("paddle_error", "paddle_code")):
+    for error, code in (
+        ("runtime_error", "runtime_code"),
+        ("thc_error", "thc_code"),
+        ("paddle_error", "paddle_code"),
+        ("cudart_error", "cudart_code"),
+    ):
         if match.group(error):
             return {"error": match.group(error), "code": int(match.group(code))}
     for name in (

@@ -355,13 +355,14 @@ SIGNATURES: tuple[Signature, ...] = (
         # (NVMLError_GpuIsLost, a class per NVML_ERROR_* name), RM's NV_ERR_GPU_IS_LOST ("GPU lost from the bus",
         # nvAssertOkFailedNoLog and friends), and that status by its number (0x0000000F, nvstatuscodes.h) where a
         # call to the GSP failed with it ("_issueRpcAndWait: rpcSendMessage failed with status 0x%08x for fn %d!",
-        # GspRmAlloc's "status=0x%08x")
+        # GspRmAlloc's, GspRmFree's and GspRmControl's "status=0x%08x")
         name="gpu-is-lost-status",
         kind=Kind.GPU_MISSING,
         pattern=rx(
             r"(?:(?P<uuid>GPU-[0-9a-fA-F-]{36})[^\n]{0,200}?)?(?:\b(?:NVML_)?ERROR_GPU_IS_LOST\b|\bNV_ERR_GPU_IS_LOST\b"
             r"|\bNVMLError_GpuIsLost\b|GPU lost from the bus)"
-            r"|NVRM: [^\n]{0,200}?(?:rpcSendMessage failed with status |GspRmAlloc failed: [^\n]{0,300}?\bstatus=)"
+            r"|NVRM: [^\n]{0,200}?(?:rpcSendMessage failed with status |GspRm(?:Alloc|Free|Control) failed: [^\n]{0,300}?"
+            r"\bstatus=)"
             r"0x0{0,7}[fF]\b"
         ),
         summary="the GPU is lost: {line}",
@@ -373,6 +374,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "NVMLError_GpuIsLost",
             "rpcSendMessage failed",
             "GspRmAlloc failed",
+            "GspRmFree failed",
+            "GspRmControl failed",
         ),
         wildcards=("?*error_gpu_is_lost", "?*nvmlerror_gpuislost"),
         fixed={"text": "GPU is lost (fallen off the bus)"},
@@ -384,6 +387,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " returned from rmStatus @ kernel_ce_gv100.c:106",
             "NVRM: _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 76!",
             "NVMLError_GpuIsLost: GPU is lost",
+            "NVRM: GPU0 rpcRmApiFree_GSP: GspRmFree failed: hClient=0xc1d00029; hObject=0xbeef0100; paramsStatus=0x00000000;"
+            " status=0x0000000f",
         ),
         near_misses=(
             "nvml.ERROR_GPU_IS_LOST_HANDLER registered",
@@ -404,14 +409,26 @@ SIGNATURES: tuple[Signature, ...] = (
             # R525+ with GSP: the same init failing on the GSP firmware's boot ("RmInitAdapter: Cannot initialize
             # GSP firmware RM", after "GSP-FMC reported an error" or "Max GSP-RM boot attempts exceeded")
             + r"|NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"
+            # the step of the init that failed ("RmInitAdapter: %s failed, bailing out of RmInitAdapter"), and the
+            # kernel interface's report of the same ("GPU %04x:%02x:%02x.%x: rm_init_adapter failed, device minor
+            # number %d")
+            + r"|NVRM: RmInitAdapter: \w{1,60} failed, bailing out of RmInitAdapter"
+            + r"|NVRM: [^\n]{0,40}?rm_init_adapter failed, device minor number \d{1,4}"
         ),
         summary="the driver could not initialize a GPU (RmInitAdapter failed)",
-        phrases=("RmInitAdapter failed", "Cannot attach gpu", "Cannot initialize GSP firmware RM"),
+        phrases=(
+            "RmInitAdapter failed",
+            "Cannot attach gpu",
+            "Cannot initialize GSP firmware RM",
+            "bailing out of RmInitAdapter",
+            "rm_init_adapter failed",
+        ),
         fixed={"text": "GPU failed to initialize (RmInitAdapter failed)"},
         examples=(
             "[   39.147720] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
             "kernel: [  218.250408] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)",
             "[  +0.000021] NVRM: RmInitAdapter: Cannot initialize GSP firmware RM",
+            "NVRM: GPU 0000:09:00.0: rm_init_adapter failed, device minor number 0",
         ),
         near_misses=("NVRM: GPU 0000:0a:00.0: RmInitAdapter succeeded", "NVRM: GSP firmware RM initialized"),
     ),
@@ -423,7 +440,11 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nvrm-gpu-needs-reset",
         kind=Kind.GPU_XID,
         pattern=rx(
-            r"NVRM: [^\n]{0,300}?(?P<status>NV_ERR_RESET_REQUIRED|GspRmAlloc failed: [^\n]{0,300}?\bstatus=0x0{0,6}62\b"
+            r"NVRM: [^\n]{0,300}?(?P<status>NV_ERR_RESET_REQUIRED"
+            r"|GspRm(?:Alloc|Free|Control) failed: [^\n]{0,300}?\bstatus=0x0{0,6}62\b"
+            # the GSP telling RM that the PMU (the GPU's power management controller) halted: Xid 62's fault
+            # ("_kgspRpcGspEventPmuHalted: Received signal from GSP that PMU has halted.")
+            r"|Received signal from GSP that PMU has halted"
             r"|Memory Subsystem Error detected|The GPU likely needs to be reset|failed to wait for GFW boot complete"
             r"|A GPU crash dump has been created"
             # the GSP's or another falcon's halted core dumped (kflcnCoreDumpDestructive: registers, "ICD: ...")
@@ -435,6 +456,9 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=(
             "NV_ERR_RESET_REQUIRED",
             "GspRmAlloc failed",
+            "GspRmFree failed",
+            "GspRmControl failed",
+            "PMU has halted",
             "Memory Subsystem Error detected",
             "failed to wait for GFW boot complete",
             "A GPU crash dump has been created",
@@ -705,7 +729,9 @@ SIGNATURES: tuple[Signature, ...] = (
         name="nccl-timeout-dump-signal",
         kind=Kind.NCCL_TIMEOUT,
         pattern=rx(
-            r"Received a dump signal due to a collective timeout from\s{1,4}(?:this local rank|rank (?P<peer_rank>\d+))"
+            # (its long line wrapped by a terminal in any word: "from this local \nrank")
+            r"Received a dump signal due to a collective timeout from\s{1,4}(?:this\s{1,4}local(?:\s{1,4}rank|[ \t]*$)"
+            r"|rank (?P<peer_rank>\d+))"
             r"|Observed flight recorder dump signal from another rank"
             # torch 2.2-2.3: "Received a global timeout from another rank and will start to dump the debug info."
             r"|Received a global timeout from another rank"
@@ -1339,13 +1365,25 @@ SIGNATURES: tuple[Signature, ...] = (
         # start one or more daemons": the image has no Open MPI where the launcher expects it), and mpirun finding
         # fewer slots than the ranks it was asked for (help-orte-rmaps-base.txt / PRRTE's "There are not enough
         # slots available in the system to satisfy the %d slots that were requested", 1.x-2.x's "All nodes which
-        # are allocated for this job are already filled."): the hostfile or the MPIJob's slotsPerWorker, nothing ran
+        # are allocated for this job are already filled."): the hostfile or the MPIJob's slotsPerWorker, nothing ran.
+        # Also a hostfile the launcher cannot use: Open MPI's help-hostfile.txt ("Open RTE was unable to open the
+        # hostfile:", PRRTE's "PRTE was unable to ...", "A hostfile was provided that contains multiple definitions of
+        # the slot count", "detected a parse error in the hostfile"), MPICH's and Intel MPI's Hydra
+        # ("HYDU_parse_hostfile (...): unable to open host file: %s"), and ssh handed a host list's "host:slots" as a
+        # name ("ssh: Could not resolve hostname localhost:4: ...": no host name holds a colon). And torch's env://
+        # rendezvous without the variables a launcher or an operator sets ("Error initializing torch.distributed
+        # using env:// rendezvous: environment variable MASTER_ADDR expected, but not set"): the pod's command runs
+        # the script without torchrun, or its spec lacks them
         name="launcher-setup-failed",
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
             r"(?P<error>RuntimeEnvSetupError|runtime_env setup failed|\borted: command not found"
             r"|There are not enough slots available in the system to satisfy the \d{1,9}"
-            r"|All nodes which are allocated for this job are already filled)"
+            r"|All nodes which are allocated for this job are already filled"
+            r"|(?:Open RTE|ORTE|PRTE|PRRTE) was unable to open the hostfile|A hostfile was provided that contains multiple definitions"
+            r"|detected a parse error in the hostfile|unable to open host file: \S{1,300}"
+            r"|ssh: Could not resolve hostname [\w.-]{1,253}:\d{1,6}:"
+            r"|(?<=env:// rendezvous: )environment variable \w{1,40} expected, but not set)"
         ),
         summary="the launcher could not set up the workers: {error}",
         phrases=(
@@ -1354,6 +1392,12 @@ SIGNATURES: tuple[Signature, ...] = (
             "orted: command not found",
             "not enough slots available in the system",
             "are already filled",
+            "unable to open the hostfile",
+            "contains multiple definitions",
+            "parse error in the hostfile",
+            "unable to open host file",
+            "Could not resolve hostname",
+            "expected, but not set",
         ),
         examples=(
             "Status message: runtime_env setup failed: Failed to set up runtime environment.",
@@ -1362,8 +1406,15 @@ SIGNATURES: tuple[Signature, ...] = (
             "There are not enough slots available in the system to satisfy the 16\nslots that were requested by the"
             " application:",
             "All nodes which are allocated for this job are already filled.",
+            "[mpiexec@node-0] HYDU_parse_hostfile (lib/utils/args.c:324): unable to open host file: hosts",
+            "ssh: Could not resolve hostname worker-0:8: Name or service not known",
+            "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable WORLD_SIZE"
+            " expected, but not set",
         ),
-        near_misses=("runtime_env setup succeeded for job raysubmit_fufX4B3GcxYVxBdW",),
+        near_misses=(
+            "runtime_env setup succeeded for job raysubmit_fufX4B3GcxYVxBdW",
+            "ssh: Could not resolve hostname worker-0.workers: Name or service not known",
+        ),
     ),
     Signature(
         # the image's GPU code built for other GPUs than the node's: CUDA's cudaErrorNoKernelImageForDevice ("no
@@ -1386,7 +1437,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|cudaErrorNoKernelImageForDevice|cudaErrorInvalidDeviceFunction|CUDA_ERROR_NO_BINARY_FOR_GPU"
             # the image's PTX newer than the node's driver can compile (CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "the
             # provided PTX was compiled with an unsupported toolchain")
-            r"|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|the provided PTX was compiled with an unsupported toolchain"
+            r"|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion"
+            r"|the provided PTX was compiled with an unsupported toolchain"
             # cuBLAS and cuDNN refusing a GPU older than they support ("the function requires a feature absent
             # from the device architecture"): a wheel for newer GPUs on a V100 or a Maxwell card
             r"|CUBLAS_STATUS_ARCH_MISMATCH|CUDNN_STATUS_(?:NOT_SUPPORTED_)?ARCH_MISMATCH)"
@@ -1403,6 +1455,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUDA_ERROR_INVALID_IMAGE",
             "is not defined for option 'gpu-name'",
             "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+            "cudaErrorUnsupportedPtxVersion",
             "compiled with an unsupported toolchain",
             "CUBLAS_STATUS_ARCH_MISMATCH",
             "CUDNN_STATUS_ARCH_MISMATCH",
@@ -1410,6 +1463,7 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         fixed={"reason": "GPU architecture"},
         examples=(
+            "code=222( cudaErrorUnsupportedPtxVersion ) cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)",
             "RuntimeError: CUDA error: no kernel image is available for execution on the device",
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCTensorMath.cu line=244 error=48 : no kernel image"
             " is available for execution on the device",
@@ -1668,7 +1722,13 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|\[Service thread\] Unknown command \d{1,10} from localRank -1"
             # RCCL's advice at start-up ('Missing "iommu=pt" from kernel command line which can lead to system
             # instablity or hang!'): a setting, no failure
-            r'|Missing "iommu=pt" from kernel command line)'
+            r'|Missing "iommu=pt" from kernel command line'
+            # the topology search settling for a simpler ring order (graph/search.cc "Could not find a path for pattern
+            # %d, falling back to simple order"), and a communicator's clean-up failing as it is destroyed or aborted
+            # (init.cc "commReclaim: cleanup comm %p rank %d failed in destroy/abort, error %d"): the run over already
+            # or ending for a cause told before it
+            r"|Could not find a path for pattern \d{1,3}, falling back to simple order"
+            r"|commReclaim: cleanup comm (?:0x)?[0-9a-fA-F]{1,16} rank \d{1,6} failed in destroy/abort)"
         ),
         summary="NCCL warned and went on: {line}",
         phrases=(
@@ -1681,8 +1741,14 @@ SIGNATURES: tuple[Signature, ...] = (
             "SHARP coll init error",
             "SHARP group create",
             "Unknown command",
+            "falling back to simple order",
+            "commReclaim",
         ),
-        examples=("gpu-1:311:402 [3] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",),
+        examples=(
+            "gpu-1:311:402 [3] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+            "node-1:21:21 [0] init.cc:2143 NCCL WARN commReclaim: cleanup comm 0x9801e10 rank 0 failed in"
+            " destroy/abort, error 1",
+        ),
         near_misses=("NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20.",),
     ),
     Signature(
@@ -1898,6 +1964,16 @@ SIGNATURES: tuple[Signature, ...] = (
             # git giving up on a quota ("fatal: could not create work tree dir '%s': Disk quota exceeded")
             r"|fatal: [^\n]{1,300}?: Disk quota exceeded"
             r"|failed: Transport endpoint is not connected"
+            # Rust's io::Error ("Transport endpoint is not connected (os error 107)": a FUSE client's own mount),
+            # TensorFlow's and absl's status after a path ("%s; No space left on device": a checkpoint's SaveV2),
+            # and mount.nfs run by the container itself ("mount.nfs4: Connection reset by peer", "mount.nfs: access
+            # denied by server while mounting %s")
+            r"|(?:Input/output error|No space left on device|Transport endpoint is not connected|Stale file handle"
+            r"|Disk quota exceeded) \(os error (?:5|28|107|116|122)\)"
+            r"|(?<=\S); (?:No space left on device|Disk quota exceeded)[ \t]*$"
+            r"|(?m:^)mount\.nfs4?: (?:Connection reset by peer|Connection timed out|Connection refused|No route to host"
+            r"|Network is unreachable|access denied by server while mounting \S{1,300}|Protocol not supported"
+            r"|requested NFS version or transport protocol is not supported)"
             # coreutils' and tar's own words ("ls: cannot access '%s': Cannot send after transport endpoint shutdown",
             # "touch: setting times of '%s': Input/output error", "cp: error writing '%s': No space left on device")
             r"|(?:^|[\s:])(?:ls|cp|mv|touch|cat|mkdir|rm|tar|rsync|dd|head|tail|find|du|stat|ln|chmod|chown): [^\n]{1,300}?:"
@@ -1925,6 +2001,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "when calling the",
             "You must have access to it and be authenticated",
             "error sending request for url",
+            "mount.nfs",
+            "mount.nfs4",
         ),
         fixed={"exception": "storage error"},
         examples=(
@@ -1940,8 +2018,14 @@ SIGNATURES: tuple[Signature, ...] = (
             "fatal error: An error occurred (403) when calling the HeadObject operation: Forbidden",
             "Access to model meta-llama/Meta-Llama-3-8B-Instruct is restricted. You must have access to it and be"
             " authenticated to access it. Please log in.",
+            "ERROR gcsf > Could not mount to /data: Transport endpoint is not connected (os error 107)",
+            "E ckpt/model.ckpt-100.data-00000-of-00001.tempstate1387; No space left on device",
+            "mount.nfs4: Connection timed out",
         ),
-        near_misses=("checkpoint written to /ckpt/step_100 (no space left check passed)",),
+        near_misses=(
+            "checkpoint written to /ckpt/step_100 (no space left check passed)",
+            "mount.nfs4: mounting fs-1.efs.us-east-1.amazonaws.com:/ on /mnt/efs",
+        ),
     ),
     Signature(
         # Weights & Biases failing in wandb.init, which raises and ends the program: its init timeout ("Run
@@ -2093,18 +2177,20 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # ssh refusing the launcher's login to a worker (OpenSSH's "%s: Permission denied (%s)." with the methods
-        # tried): an MPIJob's keys or their modes wrong, the pod's set-up
+        # tried), or the launcher's ssh refusing a worker whose host key it does not trust ("Host key verification
+        # failed."): an MPIJob's keys, their modes or its known_hosts wrong, the pod's set-up
         name="ssh-permission-denied",
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
             r"(?P<error>Permission denied \((?:publickey|password|keyboard-interactive|hostbased|gssapi-[\w-]{1,40})"
-            r"(?:,[\w-]{1,40}){0,6}\))\."
+            r"(?:,[\w-]{1,40}){0,6}\)|(?m:^)Host key verification failed)\."
         ),
         summary="ssh refused the login: {error}",
-        phrases=("Permission denied (",),
+        phrases=("Permission denied (", "Host key verification failed"),
         fixed={"reason": "ssh keys"},
         examples=(
             "root@tensorflow-benchmarks-worker-1.tensorflow-benchmarks-worker: Permission denied (publickey,password).",
+            "Host key verification failed.",
         ),
         near_misses=("Permission denied, please try again.",),
     ),
@@ -2212,9 +2298,10 @@ SIGNATURES: tuple[Signature, ...] = (
         # next: the out-of-memory error just before it was caught (parse.SETTLED)
         name="tensorrt-tactic-retry",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"Get cuda error during getBestTactic"),
+        # (also its reformat timing: "WARNING: Get cuda error during timeReformat.")
+        pattern=rx(r"Get cuda error during (?:getBestTactic|timeReformat)\b"),
         summary="TensorRT's builder went on with the next tactic: {line}",
-        phrases=("Get cuda error during getBestTactic",),
+        phrases=("Get cuda error during getBestTactic", "Get cuda error during timeReformat"),
         extract=whole,
         examples=("WARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]",),
         near_misses=("[E] [TRT] ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",),
@@ -2527,8 +2614,13 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|cudaMalloc failed: out of memory|\(2 vs\. 0\)\s{1,4}out of memory"
             # TensorRT-LLM's CUDA check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s", the call or "error"
             # and cudaGetErrorString), TensorRT failing to create an execution context ("initializeExecutionContext
-            # ... Error Code 2: OutOfMemory"; the builder's failed allocations for one tactic are warnings it skips)
-            r"|CUDA runtime error in [^\n]{1,300}?: out of memory"
+            # ... Error Code 2: OutOfMemory"; the builder's failed allocations for one tactic are warnings it skips;
+            # not inside TensorRT-LLM's executor's "Encountered an error in forward(Async) function: " as it logs it or
+            # fails a request with it, then goes on serving; raised to Python as a RuntimeError, it ends the program)
+            r"|CUDA runtime error in (?:(?<!function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+            r"|(?<=RuntimeError: Encountered an error in forward function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+            r"|(?<=RuntimeError: Encountered an error in forwardAsync function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime"
+            r" error in ))[^\n]{1,300}?: out of memory"
             r"|initializeExecutionContext[^\n]{0,100}?Error Code 2: OutOfMemory"
             # vLLM V1's KV cache check ("To serve at least one request with the model's max seq len (%d), (%.2f GiB
             # KV cache is needed, which is larger than the available KV cache memory (%.2f GiB)"); TGI's and LoRAX's
@@ -2543,7 +2635,11 @@ SIGNATURES: tuple[Signature, ...] = (
             # ("[HAMI-core ERROR (...)]: Device 0 OOM %lu / %lu", "cuMemoryAllocate failed res=2"); torch's OOM
             # message failing on a MIG slice that refuses NVML's process list (CUDACachingAllocator's
             # "NVML_SUCCESS == r INTERNAL ASSERT FAILED", pytorch#112377)
-            r"|\w{0,20}RetryOOM: GPU OutOfMemory"
+            # (GpuRetryOOM and RetryOOM alone are the retry framework's signal to try again, logged as it catches them
+            # and in each retried task's loss: only a job aborted for one is a death; and not Spark's driver
+            # recording one task attempt lost to a split that failed, "WARN TaskSetManager: Lost task ...", it retries)
+            r"|(?m:^)(?![^\n]{0,120}\bWARN\b[^\n]{0,200}?\bLost task\b)[^\n]{0,300}?SplitAndRetryOOM: GPU OutOfMemory"
+            r"|Job aborted due to stage failure: [^\n]{0,600}?RetryOOM: GPU OutOfMemory"
             r"|\[HAMI-core ERROR[^\]\n]{0,120}\]: (?:Device \d{1,3} OOM \d{1,20} / \d{1,20}|cuMemoryAllocate failed res=2\b)"
             r"|NVML_SUCCESS == r INTERNAL ASSERT FAILED at \"?[^\n]{0,200}?CUDACachingAllocator\.cpp"
             r"|Not enough memory to handle \d{1,9} prefill tokens"
@@ -2583,9 +2679,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # programs in other languages: CUDA.jl's OutOfGPUMemoryError ("ERROR: Out of GPU memory"), dlib's
             # cuda_error ("Error while calling cudaMalloc(...) ... code: 2, reason: out of memory"), TensorRT 4's
             # "Cuda Error in allocate: 2", C++ checks by name ('Cuda error in func "%s" at line %d: out of memory.',
-            # NanoVDB's "CUDA error 2: out of memory (%s:%d)"), gorgonia's GPU allocator ("BFC alloc: out of memory"),
+            # NanoVDB's "CUDA error 2: out of memory (%s:%d)"), unixpickle/cuda's Go allocator ("BFC alloc: out of memory"),
             # MATLAB's gpuArray ("Out of memory on device.")
-            r"|\bOut of GPU memory\b|cudaMalloc[^\n]{0,300}?code: 2, reason: out of memory|Cuda Error in allocate: 2\b"
+            r"|\bOut of GPU memory\b|cudaMalloc(?!Host)[^\n]{0,300}?code: 2, reason: out of memory|Cuda Error in allocate: 2\b"
             r"|Cuda error in func \"[^\"\n]{1,100}\" at line \d{1,6}: out of memory|CUDA error 2: out of memory"
             r"|BFC alloc: out of memory|Out of memory on device\."
             r"|parallel_for failed: out of memory|call='cudaMalloc\([^'\n]{0,100}\)'\. Reason: ?out of memory"
@@ -2765,7 +2861,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "panic: BFC alloc: out of memory",
             "Error using gpuArray/max\nOut of memory on device. To view more detail about available memory on the GPU,"
             " use 'gpuDevice()'.",
-            "com.nvidia.spark.rapids.jni.GpuRetryOOM: GPU OutOfMemory",
+            "Job aborted due to stage failure: Task 9 in stage 2.0 failed 8 times, most recent failure: Lost task 9.7 in"
+            " stage 2.0 (TID 2207) (10.0.0.4 executor 9): com.nvidia.spark.rapids.jni.GpuRetryOOM: GPU OutOfMemory",
             "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Torch(\"CUDA out of memory. Tried"
             " to allocate 100.00 MiB (GPU 0; 7.78 GiB total capacity; 6.83 GiB already allocated",
             "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
@@ -2774,6 +2871,14 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=(
             "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
             "grpc: RESOURCE_EXHAUSTED: Received message larger than max (4194312 vs. 4194304)",
+            "INFO RmmRapidsRetryIterator$RmmRapidsRetryIterator: got a throwable in RmmRapidsRetryIterator.next():\n"
+            "com.nvidia.spark.rapids.jni.GpuRetryOOM: GPU OutOfMemory",
+            "WARN TaskSetManager: Lost task 82.0 in stage 2.0 (TID 294) (10.28.9.113 executor 0):"
+            " com.nvidia.spark.rapids.jni.GpuSplitAndRetryOOM: GPU OutOfMemory: could not split inputs and retry",
+            "Error while calling cudaMallocHost(&data, new_size*sizeof(float)) in file gpu_data.cpp:185. code: 2,"
+            " reason: out of memory",
+            "[TensorRT-LLM][ERROR] Encountered an error in forwardAsync function: [TensorRT-LLM][ERROR] CUDA runtime"
+            " error in ::cudaMallocAsync(ptr, n, stream): out of memory (/src/cudaAllocator.cpp:52)",
         ),
     ),
     Signature(
@@ -2788,9 +2893,11 @@ SIGNATURES: tuple[Signature, ...] = (
             # unless it is one that stays in the CUDA context until the process restarts)
             # (the prefix first: a pattern that opens on lookarounds tries them at every position of a line)
             r"|\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in "
-            r"(?:(?<!forward function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
-            r"(?<!forwardAsync function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
-            r"|(?=[^\n]{1,300}?: (?:an illegal memory access was encountered|unspecified launch failure|misaligned address"
+            r"(?:(?<!function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+            r"|(?<=RuntimeError: Encountered an error in forward function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+            r"|(?<=RuntimeError: Encountered an error in forwardAsync function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime"
+            r" error in )"
+            r"|(?=[^\n]{1,286}?: (?:an illegal memory access was encountered|unspecified launch failure|misaligned address"
             r"|an illegal instruction was encountered)))"
             r"[^\n]{1,300}?: (?P<trt_error>[^\n(]{0,200}?[^\s(])"
             r"(?: \([^\n]{1,300}\))?[ \t]*$"
@@ -2825,6 +2932,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # cudaErrorDevicesUnavailable in every wrapper (TensorFlow's implicit initialization "Status: ...", glog's
             # "Check failed: error == cudaSuccess (46 vs. 0)  ...", an application's own check)
             r"|(?P<busy_error>all CUDA-capable devices are busy or unavailable)"
+            # NVIDIA's HPL ("HPL ERROR: CUDART Error: %s = %d (%s) on %s at (%s)": the call, its code and
+            # cudaGetErrorString's words)
+            r"|CUDART Error: [^\n]{1,400}? = (?P<cudart_code>\d{1,4}) \((?P<cudart_error>[^)\n]{1,200})\)"
             # nccl-tests: "Test CUDA failure %s:%d '%s'"
             r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'"
             # the CUDA samples' vectorAdd, the GPU Operator's CUDA validator: "Failed to allocate device vector A
@@ -2854,6 +2964,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "vectorAdd kernel",
             "an illegal memory access was encountered",
             "LightGBM Fatal CUDA",
+            "CUDART Error",
         ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
@@ -2890,6 +3001,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " 236: an illegal memory access was encountered",
             "[LightGBM] [Fatal] [CUDA] an illegal memory access was encountered"
             " /home/u/src/io/cuda/cuda_column_data.cpp 67",
+            "HPL ERROR: CUDART Error: cudaMemcpyAsync( a, b, n, cudaMemcpyDeviceToDevice, s) = 700 (an illegal memory"
+            " access was encountered) on gpu4 at (getrfs_mp.cu:750)",
         ),
         near_misses=(
             "CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log",
@@ -3536,6 +3649,10 @@ SIGNATURES: tuple[Signature, ...] = (
             # coordination service: %s"), which runs in task 0, naming another task
             r"|/job:\w{1,64}/replica:\d{1,4}/task:(?P<peer_task>[1-9]\d{0,5}) has been set to ERROR in coordination"
             r" service"
+            # and its abort of every task when another came back as a new process ("%s unexpectedly tried to connect
+            # with a different incarnation. It has likely restarted.")
+            r"|/job:\w{1,64}/replica:\d{1,4}/task:[1-9]\d{0,5} unexpectedly tried to connect with a different"
+            r" incarnation"
         ),
         summary="the distributed runtime lost another task (JAX's coordination service, torch's monitored barrier)",
         # (not the service's "Task ... heartbeat timeout. This indicates that the remote task has failed" alone, nor
@@ -3546,6 +3663,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "successfully reached monitoredBarrier",
             "failed to pass monitoredBarrier",
             "has been set to ERROR in coordination service",
+            "unexpectedly tried to connect with a different incarnation",
         ),
         convert={"peer_task": int},
         examples=(
@@ -4522,6 +4640,16 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|RuntimeError: connect\(\) timed out\.|ValueError: host not found: (?:Name or service not known|Temporary"
             r" failure in name resolution)|RuntimeError: Socket Timeout\b"
             r"|(?m:^)RuntimeError: Wait timeout[ \t]*$"
+            # DeepSpeed's runner checking each host of its hostfile by ssh before it launches ("Using hostfile at %s
+            # but host=%s was not reachable via ssh", "Command 'ssh -o PasswordAuthentication=no %s hostname' returned
+            # non-zero exit status 255"): ssh's 255 is any failure to reach or log in, a peer's name not yet in DNS
+            # as often as its keys
+            r"|but host=\S{1,253} was not reachable via ssh"
+            # c10d's store and its sockets before 2.0 raising the bare system error ("RuntimeError: Connection reset
+            # by peer" from init_process_group's store calls, "Broken pipe", "Connection refused"): the store's host
+            # gone or not up, as above
+            r"|(?m:^)RuntimeError: (?:Connection reset by peer|Broken pipe|Connection refused)[ \t]*$"
+            r"|Command '\[?'?ssh\b[^\n]{1,400}?' returned non-zero exit status 255\."
         ),
         summary="could not reach the rendezvous store: {line}",
         phrases=(
@@ -4533,6 +4661,11 @@ SIGNATURES: tuple[Signature, ...] = (
             "host not found",
             "Wait timeout",
             "Socket Timeout",
+            "was not reachable via ssh",
+            "RuntimeError: Connection reset by peer",
+            "RuntimeError: Broken pipe",
+            "RuntimeError: Connection refused",
+            "returned non-zero exit status 255",
         ),
         severity=Severity.WARNING,
         extract=whole,
@@ -4542,6 +4675,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to"
             " 192.0.0.1:1234",
             "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+            "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no worker-1 hostname' returned"
+            " non-zero exit status 255.",
         ),
         near_misses=("[I socket.cpp:787] [c10d] The client socket has connected to [::ffff:10.0.0.1]:29500",),
     ),
@@ -4622,6 +4757,18 @@ SIGNATURES: tuple[Signature, ...] = (
             " _run_finalizers\n    finalizer()\nOSError: [Errno 16] Device or resource busy: '.nfs000000000'",
         ),
         near_misses=('Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nOSError: x',),
+    ),
+    Signature(
+        # removing a file NFS renamed to ".nfs<inode><counter>" because a process still holds it open (the client's
+        # "silly rename"): only a deletion meets it, a temporary directory's clean-up (shutil.rmtree, tempfile's
+        # finalizers) at the end of the work, which the run went on from or had finished
+        name="nfs-silly-rename-busy",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"\[Errno 16\] Device or resource busy: '(?:[^'\n]{0,300}/)?\.nfs[0-9a-fA-F]{8,40}'"),
+        summary="a clean-up met a file NFS keeps for a process that holds it open",
+        phrases=("Device or resource busy",),
+        examples=("OSError: [Errno 16] Device or resource busy: '/tmp/pymp-x/.nfs00000000000f464500000da8'",),
+        near_misses=("OSError: [Errno 16] Device or resource busy: '/dev/nvidia0'",),
     ),
     Signature(
         # a program saying it goes on without the GPU it could not use ("Falling back to CPU."): the driver's

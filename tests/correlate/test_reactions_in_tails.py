@@ -65,3 +65,20 @@ def test_a_rank_that_exited_because_a_peer_failed_still_reads_as_the_reaction(tm
     assert cause(tmp_path, PEER_GONE, NOT_DESTROYED, *SIGTERMS) == "nccl-error"
     store_gone = "[rank0]: torch.distributed.DistNetworkError: Connection reset by peer"
     assert cause(tmp_path, store_gone, NOT_DESTROYED, *SIGTERMS) in ("peer-failure", "nccl-error")
+
+
+def test_a_teardown_beside_its_own_ranks_abort_names_no_peer(tmp_path: Path) -> None:
+    """torchrun tearing its ranks down because one of its own aborted (SIGABRT: a C++ exception, glibc's checks, or
+    the NCCL watchdog, whose own lines decide when they are there): no peer is named, so no peer's failure."""
+    aborted = (
+        "E0219 09:17:03.990000 140066961602368 torch/distributed/elastic/multiprocessing/api.py:874] failed"
+        " (exitcode: -6) local_rank: 3 (pid: 2448008) of binary: /usr/bin/python3"
+    )
+    timed_out = (
+        "[rank3]:[E219 09:16:59.113 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout:"
+        " WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600011 milliseconds"
+        " before timing out."
+    )
+    assert cause(tmp_path, *SIGTERMS, aborted) == "unknown"
+    assert cause(tmp_path, timed_out, *SIGTERMS, aborted) == "nccl-timeout"
+    assert cause(tmp_path, *SIGTERMS) == "peer-failure"

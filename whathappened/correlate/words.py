@@ -172,13 +172,14 @@ def own_rank_failed(event: TimelineEvent) -> bool:
 
 
 def own_rank_record(event: TimelineEvent) -> bool:
-    """The launcher's record of its own rank's death with an exit code other than a reaction's: its ranks were
-    torn down for that rank, not for a peer. A SIGTERM's is its own teardown; a SIGABRT's is as often the NCCL
-    watchdog aborting a rank that waited on a peer."""
+    """The launcher's record of its own rank's death: its ranks were torn down for that rank, not for a peer. A
+    SIGTERM's is its own teardown. A SIGABRT's is its own rank's too: the NCCL watchdog aborting a rank that waited
+    on a peer prints its timeout first, which its own rule reads before this; without those lines the abort says
+    no more than that the rank aborted (a C++ exception, glibc's checks), and no peer."""
     if event.attrs.get("signature") not in OWN_RANK_SIGNATURES or event.attrs.get("relayed"):
         return False
     code = event.attrs.get("exit_code")
-    return isinstance(code, int) and code not in _ABORT_EXITS and not teardown(event)
+    return isinstance(code, int) and not teardown(event)
 
 
 def wrapped_error(event: TimelineEvent) -> bool:

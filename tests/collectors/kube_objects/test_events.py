@@ -217,6 +217,26 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
      "ReplicaSet", Kind.CONFIG_ERROR),
     ("FailedCreatePod", 'Error creating: admission webhook "validation.gatekeeper.sh" denied the request: [no-gpu-limit]',
      "PyTorchJob", Kind.CONFIG_ERROR),
+    # the same words about another object than a pod (a Deployment, a JobSet, a Job): no pod of it was made
+    ("FailedCreate", 'error: failed to create deployment: admission webhook "validate.kyverno.svc-fail" denied the'
+     " request: resource Deployment/ml/trainer was blocked due to the following policies", "Deployment", Kind.KUBE_EVENT),
+    ("FailedCreate", 'admission webhook "mjobset.kb.io" denied the request: queue doesn\'t exist', "JobSet",
+     Kind.KUBE_EVENT),
+    ("FailedCreate", 'jobs.batch "w" is forbidden: exceeded quota: gpu, requested: count/jobs.batch=1', "Job",
+     Kind.KUBE_EVENT),
+    ("FailedCreate", "deployments.apps \"t\" is forbidden: ValidatingAdmissionPolicy 'gpu' with binding 'b' denied"
+     " request: no GPUs", "Deployment", Kind.KUBE_EVENT),
+    ("FailedCreate", "Error creating: pods \"w-0\" is forbidden: ValidatingAdmissionPolicy 'gpu' with binding 'b'"
+     " denied request: no GPUs", "Job", Kind.CONFIG_ERROR),
+    ("FailedCreate", 'Error creating: pods "w-" is forbidden: PodSecurityPolicy: unable to admit pod: [spec.hostPID:'
+     " Invalid value: true: Host PID is not allowed to be used]", "DaemonSet", Kind.CONFIG_ERROR),
+    ("FailedCreate", 'Error creating: Pod "w-" is forbidden: cpu is limited by quota, must make explicit request.',
+     "ReplicationController", Kind.CONFIG_ERROR),
+    # a mount that failed because the CSI driver's sidecar ended: its own status in the pod tells why
+    ("FailedMount", 'MountVolume.SetUp failed for volume "d" : rpc error: code = Internal desc = the sidecar container'
+     " terminated due to ContainerStatusUnknown, exit code: 137", "Pod", Kind.KUBE_EVENT),
+    ("FailedMount", 'MountVolume.SetUp failed for volume "d" : rpc error: code = PermissionDenied desc = the sidecar'
+     " container failed with error: mountWithArgs: permission denied", "Pod", Kind.CONFIG_ERROR),
     ("FailedCreate", 'Error creating: Internal error occurred: failed calling webhook "mpod.kb.io": failed to call'
      ' webhook: Post "https://jobset-webhook-service.jobset-system.svc:443/mutate--v1-pod?timeout=10s": no endpoints'
      ' available for service "jobset-webhook-service"', "ReplicaSet", Kind.KUBE_EVENT),
