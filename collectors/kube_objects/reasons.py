@@ -67,7 +67,7 @@ _REFUSED_SPEC = (
     r"violates PodSecurity|failed quota: [^\n]{0,200}must specify|is limited by quota, must make explicit request"
     r"|(?:maximum|minimum) [\w.-]{1,60} usage per (?:Container|Pod) is|max limit to request ratio per (?:Container|Pod)"
     r"|Limited to \S{1,40} \S{1,40}, but pod has no specified|admission webhook \"[^\"\n]{1,200}\" denied the request"
-    r"|ValidatingAdmissionPolicy '[^'\n]{1,253}' with binding '[^'\n]{1,253}' denied request"
+    r"|ValidatingAdmissionPolicy '[^'\n]{1,253}'(?: with binding '[^'\n]{1,253}')? denied request"
     r"|unable to validate against any (?:pod security policy|security context constraint)"
     r"|PodSecurityPolicy: unable to admit pod|\bis invalid: |error looking up service account"
 )
@@ -75,12 +75,15 @@ _REFUSED_SPEC = (
 # server's '<resource>.<group> "name" is forbidden' for another resource (deployments.apps, jobs.batch), Kyverno's
 # "resource Deployment/ns/name was blocked", a client's "failed to create deployment" or "failed to delete ...", a
 # kubebuilder-scaffolded webhook named for another kind ("mjobset.kb.io", "vpytorchjob.kb.io"; a pod's is
-# "mpod.kb.io"). No pod of such an object was ever made: the words are about something else.
+# "mpod.kb.io"). No pod of such an object was ever made: the words are about something else. Not in the messages of
+# the controllers that make pods ("Error creating: ...", the StatefulSet's "create Pod ..." and "create Claim ...
+# for Pod ..."): whatever webhook refused there refused the pod or what it needs.
 _OTHER_OBJECT_REFUSED = (
+    r"^(?!\s*(?:Error creating: |create (?:Pod|Claim) ))[^\n]{0,2000}?(?:"
     r'(?<![\w."-])(?!pods?\b)[a-z][a-z0-9-]{1,62}(?:\.[\w.-]{1,100})? "[^"\n]{0,253}" is forbidden: '
     r"|\bresource (?!Pod/)[A-Z]\w{1,62}/[^\s/]{1,253}/\S{1,253} was blocked"
-    r"|\bfailed to (?:create|delete|update|patch|apply) (?!pods?\b)[\w -]{1,40}: admission"
-    r'|admission webhook "[mv](?!pods?\.)[a-z0-9]{1,60}\.kb\.io" denied'
+    r"|\bfailed to (?:create|delete|update|patch|apply) (?![\w -]{0,40}\bpods?\b)[\w -]{1,40}: admission"
+    r'|admission webhook "[mv](?!pod)[a-z0-9]{1,60}\.kb\.io" denied)'
 )
 _CREATE_REFUSED = _rx(
     (_OTHER_OBJECT_REFUSED, Kind.KUBE_EVENT),
@@ -195,9 +198,13 @@ REASONS: dict[str, Reason] = {
             # the runtime's own races the kubelet retries through (runc unable to freeze the cgroup, a sandbox task
             # or its namespaces gone, CRI-O's "kubelet may be retrying requests that are timing out ...
             # name is reserved"): no fault of the pod's spec
+            # ... and the NVIDIA container CLI's own timeouts on a busy node (libnvidia-container's 10 s RPC to its Go
+            # helper: "nvidia-container-cli: initialization error: nvcgo rpc error: timed out"; the driver's "driver
+            # error: timed out")
             (
                 r"unable to freeze|no running task found|running lstat on namespace path"
-                r"|kubelet may be retrying requests that are timing out",
+                r"|kubelet may be retrying requests that are timing out"
+                r"|nvidia-container-cli: [^\n]{0,200}?\btimed out",
                 Kind.KUBE_EVENT,
             ),
         ),

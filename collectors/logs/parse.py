@@ -383,6 +383,8 @@ SETTLED: Mapping[str, tuple[Settle, ...]] = {
     # the GPU the program could not use, then its "Falling back to CPU."
     "cuda-no-driver": (Settle("cpu-fallback", timedelta(seconds=2)),),
     # the report lines of a kill of the node's own agent (parse runs both ways: the report comes first)
+    # ... and the kill line of the process the summary just before placed outside every pod
+    "kernel-oom-killer": (Settle("kernel-oom-node-agent", timedelta(seconds=1), same="pid", earlier=True),),
     "kernel-oom-report": (
         Settle("kernel-oom-node-agent", timedelta(seconds=1)),
         Settle("kernel-oom-node-agent", timedelta(seconds=1), earlier=True),

@@ -66,7 +66,8 @@ _CUDA_ERROR = r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): "
 # killed, and the report lines around it are its (parse.SETTLED)
 _NODE_AGENT_NAMES = (
     r"(?:flb-pipeline|fluent-bit|fluentd|td-agent-bit|vector|promtail|filebeat|otelcol[\w-]{0,8}|dcgm-exporter"
-    r"|nv-hostengine|nvidia-device-p|kubelet|containerd|dockerd|node_exporter|kube-proxy|calico-node|cilium-agent)"
+    r"|nv-hostengine|nvidia-device-p|kubelet|containerd|dockerd|node_exporter|kube-proxy|calico-node|cilium-agent"
+    r"|netdata|datadog-agent|process-agent|trace-agent|telegraf|collectd|grafana-agent|alloy)"
 )
 _NODE_AGENT = r"(?!" + _NODE_AGENT_NAMES + r"[),\s])"
 # NCCL's line prefix ("host:pid:tid [dev] file:line "), the process read as ``proc`` ("host:pid") when it is there
@@ -505,13 +506,17 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # the kernel's OOM killer ending one of the node's own agents or log shippers (its kill line, its summary's
-        # task=): no pod's program; the report lines of the same kill are settled with it (parse.SETTLED)
+        # task=), or a process its summary places outside every pod's cgroup (task_memcg=/init.scope,
+        # /system.slice/..., /user.slice/...: the host's own): no pod's program; the report and kill lines of the
+        # same kill are settled with it (parse.SETTLED)
         name="kernel-oom-node-agent",
         kind=Kind.LOG_LINE,
         pattern=rx(
             r"[Oo]ut of memory: Kill(?:ed)? process \d{1,10} \(" + _NODE_AGENT_NAMES + r"\)"
-            r"|oom-kill:constraint=CONSTRAINT_[A-Z_]{1,20}[^\n]{0,2048}?,task=" + _NODE_AGENT_NAMES + r","
+            r"|oom-kill:constraint=CONSTRAINT_[A-Z_]{1,20}[^\n]{0,2048}?,(?:task=" + _NODE_AGENT_NAMES + r","
+            r"|task_memcg=/(?![^,\n]{0,300}kubepods)[^,\n]{0,300},task=[^,\n]{1,64},pid=(?P<pid>\d{1,10}))"
         ),
+        convert={"pid": int},
         summary="the kernel's OOM killer ended a node agent: {line}",
         phrases=("out of memory: Killed process", "out of memory: Kill process", "oom-kill:constraint"),
         extract=whole,
@@ -520,20 +525,29 @@ SIGNATURES: tuple[Signature, ...] = (
             "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x,mems_allowed=0,oom_memcg=/kubepods/pod1,"
             "task_memcg=/kubepods/pod1/c1,task=flb-pipeline,pid=1360652,uid=0",
             "Out of memory: Killed process 4242 (nvidia-device-p) total-vm:1000kB, anon-rss:900kB",
+            "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/init.scope,"
+            "task=python,pid=7899,uid=0",
         ),
-        near_misses=("Memory cgroup out of memory: Killed process 41230 (python) total-vm:71562312kB",),
+        near_misses=(
+            "Memory cgroup out of memory: Killed process 41230 (python) total-vm:71562312kB",
+            "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/kubepods."
+            "slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/cri-containerd-2.scope,task=python,pid=7,uid=0",
+        ),
     ),
     Signature(
         name="kernel-oom-killer",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
-            r"(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (?P<pid>\d+) \("
+            # (and 3.x-4.x's kill on a line of its own after "Kill process %d (%s) score %u or sacrifice child":
+            # "Killed process %d (%s) total-vm:..." or el7's "Killed process %d (%s), UID %u, total-vm:...")
+            r"(?:(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process "
+            r"|Killed process (?=\d{1,10} \([^)\n]{0,64}\),? (?:UID \d{1,10}, )?total-vm:))(?P<pid>\d+) \("
             + _NODE_AGENT
             + r"(?P<process>[^)\n]{0,64})\)"
             r"(?:[^\n]{0,512}?anon-rss:(?P<anon_rss_kb>\d+)kB)?"
         ),
         summary="kernel OOM killer killed {process} (pid {pid})",
-        phrases=("out of memory: Killed process", "out of memory: Kill process"),
+        phrases=("out of memory: Killed process", "out of memory: Kill process", "Killed process"),
         convert={"pid": int, "anon_rss_kb": int, "cgroup": bool},
         extract=oom_pod,
         examples=(
@@ -541,11 +555,34 @@ SIGNATURES: tuple[Signature, ...] = (
             " file-rss:13220kB, shmem-rss:0kB, UID:0 pgtables:131912kB oom_score_adj:985",
             "Out of memory: Killed process 2793 (pt_main_thread) total-vm:102745988kB, anon-rss:95230612kB",
             "Out of memory: Kill process 1234 (python) score 999 or sacrifice child",
+            "[35881895.792304] Killed process 21518 (python2) total-vm:1617472kB, anon-rss:1310652kB, file-rss:4kB",
+            "Killed process 42452 (memcg_test_1), UID 0, total-vm:1066448kB, anon-rss:1048596kB, file-rss:8kB",
         ),
         near_misses=(
             "oom_reaper: reaped process 41230 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
+            "earlyoom: Killed process 4242 (python) after SIGTERM",
             "Memory cgroup out of memory: Killed process 1360652 (flb-pipeline) total-vm:1307336kB, anon-rss:259736kB",
         ),
+    ),
+    Signature(
+        # a kill of every task in a cgroup: the kernel's memory.oom.group (set by the kubelet on cgroup v2 since
+        # 1.28: "Tasks in %s are going to be killed due to memory.oom.group set"), Talos' userspace OOM handler
+        # ("[talos] Sending SIGKILL to cgroup {... "controller": "runtime.OOMController", "cgroup": "%s"}"); the pod
+        # named by the cgroup's path
+        name="kernel-oom-group-kill",
+        kind=Kind.KERNEL_OOM,
+        pattern=rx(
+            r"Tasks in /\S{1,400} are going to be killed due to memory\.oom\.group set"
+            r"|Sending SIGKILL to cgroup [^\n]{0,200}?\"controller\": \"runtime\.OOMController\""
+        ),
+        summary="the OOM killer ended every task of a cgroup: {line}",
+        phrases=("memory.oom.group", "Sending SIGKILL to cgroup"),
+        extract=lambda m, t: {**oom_pod(m, t), "line": m.group(0)},
+        examples=(
+            "Tasks in /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c.slice/cri-containerd-9f.scope"
+            " are going to be killed due to memory.oom.group set",
+        ),
+        near_misses=("memory.oom.group set to 1 for /kubepods.slice",),
     ),
     Signature(
         # the OOM killer's report around the kill (mm/oom_kill.c, memcontrol.c): its first line "%s invoked
@@ -611,7 +648,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # before 2.2 the monitor failed the task itself ("RayOutOfMemoryError: More than 95% of the memory on
             # node %s is used"); the worker-killing policy's detail, seen without its header ("Ray killed this worker
             # (ID: %s) because it was the most recently scheduled task")
-            r"|RayOutOfMemoryError: More than \d{1,3}% of the memory on node"
+            r"|RayOutOfMemoryError: More than \d{1,3}% of the memory on node|RayTaskError\(RayOutOfMemoryError\)"
             r"|Ray killed this worker \(ID: [0-9a-f]{8,64}\) because it was the most recently scheduled task"
             r"|\b[1-9]\d{0,5} Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"
         ),
@@ -621,6 +658,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "killed due to memory pressure",
             "of the memory on node",
             "Ray killed this worker",
+            "RayTaskError(RayOutOfMemoryError)",
         ),
         examples=(
             "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\nMemory on the"
@@ -660,16 +698,19 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.NCCL_TIMEOUT,
         pattern=rx(
             # the work may be on the next line or cut (a shipper or a paste wrapped it): the words alone say it
-            r"(?:Watchdog c|C)aught collective operation timeout:(?:\s{1,4}"
+            r"(?:Watchdog c|C)aught\s{1,4}collective operation timeout:(?:\s{1,4}"
             + _WORK
             + r"(?: ran for (?P<ran_ms>\d+) milliseconds)?)?"
+            # (and what is left of the words when a terminal broke the line within them: "Watchdog caught colle" /
+            # "ctive operation timeout: WorkNCCL(SeqNum=4, ...")
+            + r"|\boperation timeout: WorkNCCL\(SeqNum=\d{1,12}"
             # 2.3+: the watchdog's own line when it finds a work past its timeout ("Timeout at NCCL work: %d, last
             # enqueued NCCL work: %d, last completed NCCL work: %d.")
             # (a paste may wrap it after "last enqueued")
             + r"|Timeout at NCCL work: (?P<seq>\d{1,12}), last enqueued\b"
         ),
         summary="NCCL watchdog timeout: {op} SeqNum={seq} after {timeout_ms} ms",
-        phrases=("caught collective operation timeout", "Timeout at NCCL work"),
+        phrases=("caught collective operation timeout", "Timeout at NCCL work", "operation timeout: WorkNCCL"),
         convert={"ran_ms": int},
         extract=nccl_work,
         examples=(
@@ -1481,6 +1522,32 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # TensorFlow's stream executor probing the GPU at start ("failed call to cuInit: CUDA_ERROR_NO_DEVICE", "...
+        # UNKNOWN ERROR (303)", then its diagnostics "kernel driver does not appear to be running on this host",
+        # "no NVIDIA GPU device is present: /dev/nvidia0 does not exist"): it logs the failure and carries on on the
+        # CPU, so nothing here ends the process
+        name="tf-gpu-probe-failed",
+        kind=Kind.LOG_LINE,
+        pattern=rx(
+            r"tensorflow/stream_executor/cuda/cuda_driver\.cc:\d{1,6}\] failed call to cuInit: "
+            r"|cuda_diagnostics\.cc:\d{1,6}\] (?:kernel driver does not appear to be running on this host"
+            r"|no NVIDIA GPU device is present)"
+        ),
+        summary="TensorFlow found no usable GPU and goes on without it: {line}",
+        phrases=(
+            "failed call to cuInit",
+            "kernel driver does not appear to be running",
+            "no NVIDIA GPU device is present",
+        ),
+        extract=whole,
+        examples=(
+            "E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: CUDA_ERROR_NO_DEVICE",
+            "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] no NVIDIA GPU device is present: /dev/nvidia0"
+            " does not exist",
+        ),
+        near_misses=("I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:176] hostname: gpu-node-1",),
+    ),
+    Signature(
         # the container cannot use a GPU at all: no driver mounted into it (torch's "Found no NVIDIA driver on your
         # system"), or one older than the image's CUDA runtime (cudaErrorInsufficientDriver's string). Never a GPU
         # lost at run time, which CUDA reports in other words ("unknown error", "GPU is lost").
@@ -1971,7 +2038,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|(?:Input/output error|No space left on device|Transport endpoint is not connected|Stale file handle"
             r"|Disk quota exceeded) \(os error (?:5|28|107|116|122)\)"
             r"|(?<=\S); (?:No space left on device|Disk quota exceeded)[ \t]*$"
-            r"|(?m:^)mount\.nfs4?: (?:Connection reset by peer|Connection timed out|Connection refused|No route to host"
+            r"|(?<![\w.-])mount\.nfs4?: (?:Connection reset by peer|Connection timed out|Connection refused|No route to host"
             r"|Network is unreachable|access denied by server while mounting \S{1,300}|Protocol not supported"
             r"|requested NFS version or transport protocol is not supported)"
             # coreutils' and tar's own words ("ls: cannot access '%s': Cannot send after transport endpoint shutdown",
@@ -2143,6 +2210,26 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
+        # autograd refusing the program's graph in its own words, wherever the exception's class went (ranks writing
+        # at once tear "RuntimeError" from its message): a tensor changed in place that backward needed ("one of the
+        # variables needed for gradient computation has been modified by an inplace operation"), a second backward
+        # through a freed graph ("Trying to backward through the graph a second time")
+        name="autograd-graph-error",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>one of the variables needed for gradient computation has been modified by an inplace"
+            r" operation|Trying to backward through the graph a second time)"
+        ),
+        summary="autograd refused the program's graph: {message}",
+        phrases=("needed for gradient computation has been modified", "backward through the graph a second time"),
+        fixed={"exception": "autograd error"},
+        examples=(
+            ": one of the variables needed for gradient computation has been modified by an inplace operation:"
+            " [torch.cuda.HalfTensor [1024]] is at version 24; expected version 23 instead.",
+        ),
+        near_misses=("autograd: no variables needed for gradient computation were modified",),
+    ),
+    Signature(
         # a CUDA kernel's device-side assertion, as the device printf writes it ("%s:%d: %s: block: [%d,%d,%d],
         # thread: [%d,%d,%d] Assertion `%s` failed."): the code's own check (an index out of range), before the
         # "device-side assert triggered" CUDA error that follows it
@@ -2151,6 +2238,9 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"\.cu:\d{1,6}: [^\n]{1,300}?block: \[\d{1,6},\d{1,6},\d{1,6}\], thread: \[\d{1,6},\d{1,6},\d{1,6}\]"
             r" Assertion `(?P<message>[^`\n]{1,300})` failed"
+            # the same lines of many GPU threads written at once and torn into each other: the head of one (file,
+            # line, kernel, "block: [") and an assertion's words after it on the line
+            r"|\.cu:\d{1,6}: \w{1,200}: block: \[\d[^\n]{0,1000}? Assertion `"
         ),
         summary="a device-side assertion failed: {message}",
         phrases=("Assertion",),
@@ -2158,8 +2248,13 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=(
             "/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:115: operator(): block: [0,0,0], thread:"
             ' [1,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.',
+            "/x/Loss.cu:240: nll_loss_forward_reduce_cuda_kernel_2d: block: [0/x/Loss.cu,0:240,0: nll_loss_forward_reduce"
+            "_cuda_kernel_2d], thread: [30: block: [0] Assertion `t >= 0 && t < n_classes], thread: [12` failed.",
         ),
-        near_misses=("Assertion `idx_dim >= 0` passed in unit test ScatterGatherKernel.cu",),
+        near_misses=(
+            "Assertion `idx_dim >= 0` passed in unit test ScatterGatherKernel.cu",
+            "Loss.cu:240: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0] launched",
+        ),
     ),
     Signature(
         # TGI's and LoRAX's launcher when its model download step failed with an error ("Download encountered an
@@ -2586,10 +2681,15 @@ SIGNATURES: tuple[Signature, ...] = (
         # with shape[...]", a ResourceExhaustedError) and XLA/JAX ("RESOURCE_EXHAUSTED: Out of memory while
         # trying to allocate N bytes", "Resource exhausted: Out of memory").
         pattern=rx(
-            r"CUDA out of memory|"
+            # (not quoted in an OpenAI-style error body a server answered a request with, '{"error":{"message":"CUDA
+            # out of memory...': the server's, which went on; the process printing it only received it)
+            r'CUDA out of memory(?<!\{"error":\{"message":"CUDA out of memory)(?<!\{"error": \{"message": "CUDA out of memory)|'
             + _CUDA_ERROR
             + r"out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
-            r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor|(?i:resource[_ ]exhausted): Out\s{1,4}of memory"
+            # (not TensorFlow's host allocator, "... on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu":
+            # the process's own memory, not the GPU's)
+            r"|CUDA_ERROR_OUT_OF_MEMORY|OOM when allocating tensor(?![^\n]{0,400}?device:CPU:\d{1,3} by allocator)"
+            r"|(?i:resource[_ ]exhausted): Out\s{1,4}of memory"
             r"|error=2 : out of memory|cuda runtime error \(2\) : out of memory"
             # cuBLAS / cuDNN failing to allocate their workspace or handle
             r"|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED"
@@ -2676,6 +2776,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Failed: (?i:cuda) error \S{1,300}:\d{1,6}\s{1,4}'out of memory'|Cuda failure \S{1,200}\.cu:\d{1,6}: 'out of"
             r" memory'|CUDA kernel failed : out of memory"
             r"|CU(?:SOLVER|SPARSE)_STATUS_ALLOC_FAILED|CURAND_STATUS_ALLOCATION_FAILED"
+            # NVIDIA HPL's and nccl-tests' CUDA checks with cudaErrorMemoryAllocation ("CUDART Error: %s = 2 (out of
+            # memory)", "Test CUDA failure %s:%d 'out of memory'")
+            r"|CUDART Error: [^\n]{1,400}? = 2 \(out of memory\)|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'out of memory'"
             # programs in other languages: CUDA.jl's OutOfGPUMemoryError ("ERROR: Out of GPU memory"), dlib's
             # cuda_error ("Error while calling cudaMalloc(...) ... code: 2, reason: out of memory"), TensorRT 4's
             # "Cuda Error in allocate: 2", C++ checks by name ('Cuda error in func "%s" at line %d: out of memory.',
@@ -2859,6 +2962,7 @@ SIGNATURES: tuple[Signature, ...] = (
             'Cuda error in func "cuda_init_device" at line 33: out of memory.',
             "CUDA error 2: out of memory (/src/nanovdb/nanovdb/cuda/GridHandle.cuh:83)",
             "panic: BFC alloc: out of memory",
+            "HPL ERROR: CUDART Error: cudaMalloc( &dev_A, size) = 2 (out of memory) on node1 at (hpl.cu:100)",
             "Error using gpuArray/max\nOut of memory on device. To view more detail about available memory on the GPU,"
             " use 'gpuDevice()'.",
             "Job aborted due to stage failure: Task 9 in stage 2.0 failed 8 times, most recent failure: Lost task 9.7 in"
@@ -2871,6 +2975,7 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=(
             "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
             "grpc: RESOURCE_EXHAUSTED: Received message larger than max (4194312 vs. 4194304)",
+            '{"error":{"message":"CUDA out of memory. Tried to allocate 20.00 MiB.","type":"BadRequestError","code":400}}',
             "INFO RmmRapidsRetryIterator$RmmRapidsRetryIterator: got a throwable in RmmRapidsRetryIterator.next():\n"
             "com.nvidia.spark.rapids.jni.GpuRetryOOM: GPU OutOfMemory",
             "WARN TaskSetManager: Lost task 82.0 in stage 2.0 (TID 294) (10.28.9.113 executor 0):"
@@ -3451,9 +3556,18 @@ SIGNATURES: tuple[Signature, ...] = (
             # The object's owner has exited")
             r"|\bOwnerDiedError\b"
             r"|The actor died unexpectedly before finishing this task"
+            # the core worker failing a task whose actor is dead ("Task failed: IOError: cancelling task of dead
+            # actor: ...")
+            r"|cancelling task of dead actor"
         ),
         summary="Ray: an actor this process depended on died",
-        phrases=("ActorDiedError", "RayActorError", "The actor died unexpectedly", "OwnerDiedError"),
+        phrases=(
+            "ActorDiedError",
+            "RayActorError",
+            "The actor died unexpectedly",
+            "OwnerDiedError",
+            "cancelling task of dead actor",
+        ),
         examples=(
             "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
             "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=1042684, ip=10.0.3.7)",
@@ -3475,6 +3589,11 @@ SIGNATURES: tuple[Signature, ...] = (
             r"\bWorker \d{1,6} has failed\.|has been marked dead because the (?:detector|monitor) has missed too many"
             r" heartbeats"
             r"|Task failed because the node it was running on is dead or unavailable"
+            # the same before 2.x's wording ("Task failed due to the node (where this task was running)  was dead or
+            # unavailable"), and objects lost with the node that held them (ObjectLostError "Object %s is lost due to
+            # node failure", 2.x's "All copies of %s have been lost due to node failure")
+            r"|Task failed due to the node \(where this task was running\)\s{1,4}was dead or unavailable"
+            r"|(?:\bis|have been) lost due to node failure"
             # Ray Train v2's controller ("Terminating training worker group after encountering failure(s) on %d
             # worker(s):")
             r"|Terminating training worker group after encountering failure\(s\) on \d{1,6} worker\(s\)"
@@ -3484,6 +3603,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "has failed",
             "marked dead because the",
             "node it was running on is dead",
+            "where this task was running",
+            "lost due to node failure",
             "Terminating training worker group",
         ),
         examples=(
@@ -3492,6 +3613,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "WARNING worker.py:1462 -- The node with node id: 8f205b12 and ip: 10.128.0.103 has been marked dead"
             " because the detector has missed too many heartbeats from it.",
             "Task failed because the node it was running on is dead or unavailable. Node IP: 127.0.0.1",
+            "ray.exceptions.ObjectLostError: Object 4dfeca054278f155ffffffffffffffffffffffff0100000001000000 is lost due"
+            " to node failure.",
         ),
         near_misses=("Worker 0 has failed to report metrics in time; retrying",),
     ),
@@ -3533,6 +3656,52 @@ SIGNATURES: tuple[Signature, ...] = (
             "Worker VllmWorkerProcess pid 214281 started",
             "ERROR 07-28 23:29:37 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 87 died, exit code: -15",
         ),
+    ),
+    Signature(
+        # Ray's object store refusing what the program put in it: larger than the store, or the store full of the
+        # program's own objects (plasma_store_provider.cc "Failed to put object %s in object store because it is
+        # full. Object size is %d bytes.", ObjectStoreFullError; Ray 0.x's pyarrow "PlasmaStoreFull: object does not
+        # fit in the plasma store")
+        name="ray-object-store-full",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"(?P<message>Failed to put object [0-9a-f]{8,64} in object store because it is full"
+            r"|PlasmaStoreFull: object does not fit in the plasma store)"
+        ),
+        summary="Ray's object store could not hold what the program put in it: {message}",
+        phrases=("in object store because it is full", "does not fit in the plasma store"),
+        fixed={"exception": "object store full"},
+        examples=("pyarrow.lib.PlasmaStoreFull: object does not fit in the plasma store",),
+        near_misses=("Object store is 80% full, spilling objects to disk",),
+    ),
+    Signature(
+        # a Ray job's entrypoint (the program `ray job submit` runs) ending in error ("Job entrypoint command failed
+        # with exit code %d"): the program's own end when its code is its own (an error exit, a crash's signal: -4,
+        # -8, -11); what it printed decides first (a wrapper). A SIGTERM or SIGKILL is someone else's stop.
+        name="ray-job-entrypoint-failed",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"Job entrypoint command failed with exit code (?P<exit_code>-(?:4|8|11)|[1-9]\d{0,2})\b"),
+        summary="the Ray job's entrypoint failed with exit code {exit_code}",
+        phrases=("Job entrypoint command failed",),
+        convert={"exit_code": int},
+        fixed={"wrapper": True, "exception": "Ray job entrypoint failed"},
+        examples=(
+            "Status message: Job entrypoint command failed with exit code 1, last available logs (truncated to 20,000"
+            " chars):",
+        ),
+        near_misses=("Job entrypoint command failed with exit code -15, last available logs",),
+    ),
+    Signature(
+        # XLA unable to compile the program's function (TensorFlow's tf2xla: "tf2xla conversion failed while
+        # converting %s", an op without an XLA kernel under jit_compile): the program's model, not the GPU
+        name="xla-compile-failed",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"(?P<message>tf2xla conversion failed while converting [^\n\[]{1,300})"),
+        summary="XLA could not compile the program: {message}",
+        phrases=("tf2xla conversion failed",),
+        fixed={"exception": "XLA compilation failed"},
+        examples=("tf2xla conversion failed while converting __inference_one_step_on_data_23809[]. Run with",),
+        near_misses=("tf2xla conversion succeeded for __inference_one_step_on_data_23809",),
     ),
     Signature(
         # Ray relaying a task's exception by its class ("ray.exceptions.RayTaskError(KeyError): ray::f() (pid=...)"):
@@ -3586,15 +3755,20 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.APP_EXCEPTION,
         pattern=rx(
             r"(?P<message>Loaded runtime CuDNN library: [\d.]{1,20} but source was compiled with: [\d.]{1,20}"
-            r"|No PTX compilation provider is available)"
+            r"|No PTX compilation provider is available"
+            # no cuDNN in the image at all, as TensorFlow's and XLA's ops report it ("UNIMPLEMENTED: DNN library is
+            # not found.", also inside the executor's note that it aborted)
+            r"|DNN library is not found)"
         ),
         summary="the image's libraries do not fit the framework: {message}",
-        phrases=("Loaded runtime CuDNN library", "No PTX compilation provider"),
+        phrases=("Loaded runtime CuDNN library", "No PTX compilation provider", "DNN library is not found"),
         fixed={"exception": "library mismatch"},
         examples=(
             "E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled"
             " with: 9.13.1.  CuDNN library needs to have matching major version and equal or higher minor version.",
             "No PTX compilation provider is available. Neither ptxas/nvlink nor nvjtlink is available.",
+            "W tensorflow/core/framework/op_kernel.cc:1745] OP_REQUIRES failed at conv_ops.cc:1120 : UNIMPLEMENTED: DNN"
+            " library is not found.",
         ),
         near_misses=("Loaded cuDNN version 90100",),
     ),
@@ -3604,13 +3778,25 @@ SIGNATURES: tuple[Signature, ...] = (
         # end)
         name="tf-ring-collective-aborted",
         kind=Kind.NCCL_ERROR,
-        pattern=rx(r"Aborting Ring(?:Reduce|Gather(?:er)?) with (?P<detail>(?!OutOfRange)\w{2,40}: [^\n]{1,200})"),
+        pattern=rx(
+            r"Aborting Ring(?:Reduce|Gather(?:er)?) with (?P<detail>(?!OutOfRange)\w{2,40}: [^\n]{1,200})"
+            # a collective op's peer unreachable, as eager execution raises it ("UnavailableError: Socket closed
+            # [Op:CollectiveReduceV2]"), also where gRPC's details come between ('... "grpc_status":14}
+            # [Op:CollectiveBcastRecv]', the line that ends the exception's message)
+            r"|(?P<unavailable>UnavailableError: [^\n]{1,300}?|\"grpc_status\":\d{1,2}\})[ \t]{0,4}\[Op:Collective\w{1,40}\]"
+        ),
+        extract=lambda m, _t: {"detail": m.group("detail") or m.group(0)},
         summary="TensorFlow collective aborted: {detail}",
-        phrases=("Aborting RingReduce", "Aborting RingGather", "Aborting RingGatherer"),
+        phrases=("Aborting RingReduce", "Aborting RingGather", "Aborting RingGatherer", "Op:Collective"),
         examples=(
             "E tensorflow/core/common_runtime/ring_reducer.cc:369] Aborting RingReduce with Unavailable: Socket closed",
+            "tensorflow.python.framework.errors_impl.UnavailableError: Socket closed\nAdditional GRPC error information"
+            ' from remote target /job:worker/replica:0/task:0:\n:{"grpc_status":14} [Op:CollectiveBcastRecv]',
         ),
-        near_misses=("Aborting RingReduce with OutOfRange: End of sequence",),
+        near_misses=(
+            "Aborting RingReduce with OutOfRange: End of sequence",
+            "UnavailableError: failed to connect to all addresses [Op:__inference_train_function_512]",
+        ),
     ),
     Signature(
         # Horovod shutting the collectives down after a rank failed ("Horovod has been shut down. This was caused by
@@ -3650,9 +3836,10 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|/job:\w{1,64}/replica:\d{1,4}/task:(?P<peer_task>[1-9]\d{0,5}) has been set to ERROR in coordination"
             r" service"
             # and its abort of every task when another came back as a new process ("%s unexpectedly tried to connect
-            # with a different incarnation. It has likely restarted.")
-            r"|/job:\w{1,64}/replica:\d{1,4}/task:[1-9]\d{0,5} unexpectedly tried to connect with a different"
-            r" incarnation"
+            # with a different incarnation. It has likely restarted."), as the service logs it: the same words raised
+            # in the task that restarted (its RegisterTask answered with them) are about itself
+            r"|coordination_service\.cc:\d{1,6}\] /job:\w{1,64}/replica:\d{1,4}/task:[1-9]\d{0,5} unexpectedly tried to"
+            r" connect with a different incarnation"
         ),
         summary="the distributed runtime lost another task (JAX's coordination service, torch's monitored barrier)",
         # (not the service's "Task ... heartbeat timeout. This indicates that the remote task has failed" alone, nor
@@ -3680,6 +3867,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "Terminating process because the training loop finished",
             "E1115 coordination_service.cc:954] /job:jax_worker/replica:0/task:0 has been set to ERROR in coordination"
             " service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:0 heartbeat timeout.",
+            "jaxlib.xla_extension.XlaRuntimeError: ABORTED: /job:jax_worker/replica:0/task:1 unexpectedly tried to"
+            " connect with a different incarnation. It has likely restarted.",
         ),
     ),
     Signature(
@@ -4821,7 +5010,12 @@ SIGNATURES: tuple[Signature, ...] = (
         # %s"): the exception it names is the run's
         name="tf-coordinator-error",
         kind=Kind.APP_EXCEPTION,
-        pattern=rx(r"Error reported to Coordinator: (?P<message>[^\n]{1,300})"),
+        # (not a gRPC transport's error class alone, "<class '...UnavailableError'>, OS Error": a peer or the
+        # network gone, which it does not tell apart)
+        pattern=rx(
+            r"Error reported to Coordinator: (?!<class '[\w.]{0,120}(?:UnavailableError|DeadlineExceededError|AbortedError)'>)"
+            r"(?P<message>[^\n]{1,300})"
+        ),
         summary="TensorFlow's coordinator stopped the run: {message}",
         phrases=("Error reported to Coordinator",),
         fixed={"exception": "error reported to the coordinator"},
@@ -4829,7 +5023,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "2018-06-12 15:00:32,553 INFO (Thread-4-2183) Error reported to Coordinator: /dbfs/FileStore/tables/"
             "checkpoint.tmpb97208e8; Input/output error",
         ),
-        near_misses=("INFO:tensorflow:Coordinator stopped with threads still running",),
+        near_misses=(
+            "INFO:tensorflow:Coordinator stopped with threads still running",
+            "Error reported to Coordinator: <class 'tensorflow.python.framework.errors_impl.UnavailableError'>, OS Error",
+        ),
     ),
     Signature(
         # Hydra's launcher reporting the task function's exception (hydra/_internal/utils.py run_and_report: "Error

@@ -75,6 +75,16 @@ REACTION_EXCEPTION_WORDS = (
     # process dead for whatever killed it; XLA naming a stream an earlier error broke
     "trials did not complete",
     "unreconstructableerror",
+    # Ray's own processes failing under the task: its node's raylet gone ("LocalRayletDiedError: The task's local
+    # raylet died", 0.x's "RayletError: The Raylet died with this message"), an object that could not be fetched
+    # ("ObjectFetchTimedOutError"): which of them, and why, the line does not say
+    "localrayletdiederror",
+    "rayleterror: the raylet died",
+    "objectfetchtimedouterror",
+    # TensorFlow's gRPC UNAVAILABLE ("UnavailableError: Socket closed", "failed to connect to all addresses"): a
+    # peer or the network gone, which it does not tell apart; a collective's own error says which (its rule)
+    "errors_impl.unavailableerror",
+    "unavailableerror: ",
     "raysystemerror: system error: rpc error",
     "possible unhandled error from worker",
     "enginedeaderror",

@@ -228,6 +228,16 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
      " request: no GPUs", "Deployment", Kind.KUBE_EVENT),
     ("FailedCreate", "Error creating: pods \"w-0\" is forbidden: ValidatingAdmissionPolicy 'gpu' with binding 'b'"
      " denied request: no GPUs", "Job", Kind.CONFIG_ERROR),
+    ("FailedCreate", "Error creating: pods \"w-0\" is forbidden: ValidatingAdmissionPolicy 'gpu' denied request: no",
+     "Job", Kind.CONFIG_ERROR),
+    # a pod controller's own words: whatever webhook refused there refused its pod, or the claim its pod needs
+    ("FailedCreate", 'Error creating: admission webhook "mjob.kb.io" denied the request: no host aliases', "Job",
+     Kind.CONFIG_ERROR),
+    ("FailedCreatePod", 'Error creating: admission webhook "mpodcpurequestreduce.kb.io" denied the request: x',
+     "PyTorchJob", Kind.CONFIG_ERROR),
+    ("FailedCreate", 'create Claim data-w-0 for Pod w-0 in StatefulSet w failed error: persistentvolumeclaims'
+     ' "data-w-0" is forbidden: exceeded quota: storage, requested: requests.storage=500Gi', "StatefulSet",
+     Kind.FAILED_SCHEDULING),
     ("FailedCreate", 'Error creating: pods "w-" is forbidden: PodSecurityPolicy: unable to admit pod: [spec.hostPID:'
      " Invalid value: true: Host PID is not allowed to be used]", "DaemonSet", Kind.CONFIG_ERROR),
     ("FailedCreate", 'Error creating: Pod "w-" is forbidden: cpu is limited by quota, must make explicit request.',
