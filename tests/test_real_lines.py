@@ -143,6 +143,10 @@ ONE_OBJECT = {
     "r33a-trap-colossalai-chunkfullerror-during-handling": (
         "an exception and Python's words chaining it to a later one: sent apart, the first reads as the last"
     ),
+    "r41s-trap-httpx-404-safetensors-chained-fallback": (
+        "an exception whose message runs on over a line of its own, and Python's words chaining it to a later one:"
+        " sent apart, the first reads as the last"
+    ),
     "r33a-oneflow-old-runtimeexception-error-out-of-memory": (
         "the what() line names no program or device; the class on the line before says it is OneFlow's (whose CUDA"
         " allocator said 'Error: out of memory' before 0.9)"

@@ -79,7 +79,7 @@ _REFUSED_SPEC = (
 # the controllers that make pods ("Error creating: ...", the StatefulSet's "create Pod ..." and "create Claim ...
 # for Pod ..."): whatever webhook refused there refused the pod or what it needs.
 _OTHER_OBJECT_REFUSED = (
-    r"^(?!\s*(?:Error creating: |create (?:Pod|Claim) ))[^\n]{0,2000}?(?:"
+    r"^(?![^\n]{0,200}?(?:Error creating: |create (?:Pod|Claim) ))[^\n]{0,2000}?(?:"
     r'(?<![\w."-])(?!pods?\b)[a-z][a-z0-9-]{1,62}(?:\.[\w.-]{1,100})? "[^"\n]{0,253}" is forbidden: '
     r"|\bresource (?!Pod/)[A-Z]\w{1,62}/[^\s/]{1,253}/\S{1,253} was blocked"
     r"|\bfailed to (?:create|delete|update|patch|apply) (?![\w -]{0,40}\bpods?\b)[\w -]{1,40}: admission"

@@ -44,14 +44,22 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
             while blank > 0 and len(recent) - blank < 2 and recent[blank - 1][1].strip() == text[:at].strip():
                 blank -= 1
             if blank > 0:
-                yield from recent[: blank - 1]
-                yield index, "\n".join([*(line for _, line in recent[blank - 1 :]), text])
+                # the exception's message may run on over lines of its own (httpx's "For more information check:
+                # ..."): the chained exception is the last piece before the words that begins like one
+                begins = [k for k in range(blank) if _begins_an_exception(recent[k][1])]
+                start = begins[-1] if begins else blank - 1
+                yield from recent[:start]
+                yield index, "\n".join([*(line for _, line in recent[start:]), text])
                 recent = []
                 continue
         recent.append((index, text))
         if len(recent) > 3:
             yield recent.pop(0)
     yield from recent
+
+
+def _begins_an_exception(text: str) -> bool:
+    return TRACEBACK in text or _EXCEPTION_LINE.match(text.lstrip()) is not None
 
 
 # Python's words between two chained exceptions' tracebacks

@@ -253,6 +253,7 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
         "failed_error",
         "sample_failure",
         "kernel_error",
+        "nvvs_error",
     ):
         if match.group(name):
             return {"error": match.group(name)}

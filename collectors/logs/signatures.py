@@ -67,7 +67,8 @@ _CUDA_ERROR = r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): "
 _NODE_AGENT_NAMES = (
     r"(?:flb-pipeline|fluent-bit|fluentd|td-agent-bit|vector|promtail|filebeat|otelcol[\w-]{0,8}|dcgm-exporter"
     r"|nv-hostengine|nvidia-device-p|kubelet|containerd|dockerd|node_exporter|kube-proxy|calico-node|cilium-agent"
-    r"|netdata|datadog-agent|process-agent|trace-agent|telegraf|collectd|grafana-agent|alloy)"
+    r"|netdata|apps\.plugin|go\.d\.plugin|datadog-agent|process-agent|trace-agent|system-probe|security-agent|telegraf"
+    r"|collectd|grafana-agent[\w-]{0,4}|alloy)"
 )
 _NODE_AGENT = r"(?!" + _NODE_AGENT_NAMES + r"[),\s])"
 # NCCL's line prefix ("host:pid:tid [dev] file:line "), the process read as ``proc`` ("host:pid") when it is there
@@ -572,8 +573,9 @@ SIGNATURES: tuple[Signature, ...] = (
         name="kernel-oom-group-kill",
         kind=Kind.KERNEL_OOM,
         pattern=rx(
-            r"Tasks in /\S{1,400} are going to be killed due to memory\.oom\.group set"
-            r"|Sending SIGKILL to cgroup [^\n]{0,200}?\"controller\": \"runtime\.OOMController\""
+            r"Tasks in /\S{0,400}?kubepods\S{0,400} are going to be killed due to memory\.oom\.group set"
+            r"|Sending SIGKILL to cgroup [^\n]{0,200}?\"controller\": \"runtime\.OOMController\", \"cgroup\": \"[^\"\n]{0,200}?"
+            r"kubepods"
         ),
         summary="the OOM killer ended every task of a cgroup: {line}",
         phrases=("memory.oom.group", "Sending SIGKILL to cgroup"),
@@ -582,7 +584,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "Tasks in /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c.slice/cri-containerd-9f.scope"
             " are going to be killed due to memory.oom.group set",
         ),
-        near_misses=("memory.oom.group set to 1 for /kubepods.slice",),
+        near_misses=(
+            "memory.oom.group set to 1 for /kubepods.slice",
+            "Tasks in /system.slice/docker-5f0c2a1b9e.scope are going to be killed due to memory.oom.group set",
+        ),
     ),
     Signature(
         # the OOM killer's report around the kill (mm/oom_kill.c, memcontrol.c): its first line "%s invoked
@@ -804,7 +809,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"(?P<message>Duplicate GPU detected : rank \d{1,6} and rank \d{1,6} both on CUDA device \w{1,16}"
             r"|NCCL operation \w{1,40}\([^\n]{0,300}?\) failed: invalid (?:usage|argument)"
             # PyTorch 1.x's c10d ("NCCL error in: %s:%d, invalid usage, NCCL version %s", ncclInvalidUsage's note)
-            r"|NCCL error in: \S{1,300}, invalid usage|ncclInvalidUsage: This usually reflects invalid usage"
+            r"|NCCL error in: \S{1,300}, invalid (?:usage|argument)|ncclInvalidUsage: This usually reflects invalid usage"
             # an argument NCCL refuses (ncclInvalidArgument: "Invalid value for an argument.", its "Last error:" such
             # as "Broadcast : sendbuff (nil) is not a valid pointer"): the program's call
             r"|ncclInvalidArgument: Invalid value for an argument"
@@ -820,6 +825,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "failed: invalid usage",
             "failed: invalid argument",
             "invalid usage, NCCL version",
+            "invalid argument, NCCL version",
             "ncclInvalidUsage",
             "ncclInvalidArgument",
             "Bootstrap Root : ",
@@ -1529,7 +1535,10 @@ SIGNATURES: tuple[Signature, ...] = (
         name="tf-gpu-probe-failed",
         kind=Kind.LOG_LINE,
         pattern=rx(
-            r"tensorflow/stream_executor/cuda/cuda_driver\.cc:\d{1,6}\] failed call to cuInit: "
+            # (TF <= 2.10's path, 2.11-2.13's tensorflow/compiler/xla/..., 2.14+'s external/local_xla/...; not JAX's
+            # external/xla/xla/..., which stops where TF goes on)
+            r"(?:tensorflow/|tensorflow/compiler/xla/|external/local_xla/xla/)stream_executor/cuda/cuda_driver\.cc:\d{1,6}\]"
+            r" failed call to cuInit: "
             r"|cuda_diagnostics\.cc:\d{1,6}\] (?:kernel driver does not appear to be running on this host"
             r"|no NVIDIA GPU device is present)"
         ),
@@ -2683,7 +2692,8 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             # (not quoted in an OpenAI-style error body a server answered a request with, '{"error":{"message":"CUDA
             # out of memory...': the server's, which went on; the process printing it only received it)
-            r'CUDA out of memory(?<!\{"error":\{"message":"CUDA out of memory)(?<!\{"error": \{"message": "CUDA out of memory)|'
+            r'CUDA out of memory(?<!\{"error":\{"message":"CUDA out of memory)(?<!\{"error": \{"message": "CUDA out of memory)'
+            r"(?<!\{'error': \{'message': 'CUDA out of memory)(?<!\"object\":\"error\",\"message\":\"CUDA out of memory)|"
             + _CUDA_ERROR
             + r"out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
             # (not TensorFlow's host allocator, "... on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu":
@@ -3040,6 +3050,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # NVIDIA's HPL ("HPL ERROR: CUDART Error: %s = %d (%s) on %s at (%s)": the call, its code and
             # cudaGetErrorString's words)
             r"|CUDART Error: [^\n]{1,400}? = (?P<cudart_code>\d{1,4}) \((?P<cudart_error>[^)\n]{1,200})\)"
+            # DCGM's diagnostic (NVVS: "API call %s failed for GPU%u: '%s'", cudaGetErrorString's words)
+            r"|API call \w{1,60} failed for GPU\d{1,3}: '(?P<nvvs_error>[^'\n]{1,200})'"
             # nccl-tests: "Test CUDA failure %s:%d '%s'"
             r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'"
             # the CUDA samples' vectorAdd, the GPU Operator's CUDA validator: "Failed to allocate device vector A
@@ -3070,6 +3082,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "an illegal memory access was encountered",
             "LightGBM Fatal CUDA",
             "CUDART Error",
+            "API call",
         ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
@@ -3351,13 +3364,23 @@ SIGNATURES: tuple[Signature, ...] = (
         # then stopped its siblings, which is no reaction to another pod
         name="torchelastic-worker-failed",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=rx(r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
+        # (and torch 1.9's words for a child that wrote no error file: "Child process %d (local_rank %d) FAILED
+        # (exitcode %d)")
+        pattern=rx(
+            r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
+            r"|Child process (?P<pid2>\d{1,10}) \(local_rank (?P<local_rank2>\d{1,6})\) FAILED \(exitcode (?P<exit_code2>-?\d{1,4})\)"
+        ),
+        extract=lambda m, _t: {
+            "exit_code": int(m.group("exit_code") or m.group("exit_code2")),
+            "local_rank": int(m.group("local_rank") or m.group("local_rank2")),
+            "pid": int(m.group("pid") or m.group("pid2")),
+        },
         summary="torchrun: local rank {local_rank} failed with exit code {exit_code}",
         phrases=("local_rank",),  # "api:failed" is one token to the standard analyzer
-        convert={"exit_code": int, "local_rank": int, "pid": int},
         examples=(
             "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 2806) of"
             " binary: /usr/bin/python3",
+            "Child process 32378 (local_rank 0) FAILED (exitcode 1)",
         ),
         near_misses=("INFO: local_rank: 0 (pid: 2806) started",),
     ),
@@ -3447,6 +3470,34 @@ SIGNATURES: tuple[Signature, ...] = (
             "mpiexec noticed that process rank 0 with PID 10313 on node proton exited on \nsignal 6 (Aborted).",
         ),
         near_misses=("mpirun: process rank 3 with PID 1234 started on node gpu-node-7",),
+    ),
+    Signature(
+        # MPICH2's MPD launcher (1.0-1.2) after a rank ended ("rank %d in job %d  %s_%d   caused collective abort of
+        # all ranks" then "exit status of rank %d: killed by signal %d" or "return code %d"): as mpirun's record
+        name="mpd-collective-abort",
+        kind=Kind.LAUNCHER_TEARDOWN,
+        pattern=rx(
+            r"rank (?P<failed_rank>\d{1,7}) in job \d{1,10}\s{1,4}\S{1,253}\s{1,6}caused collective abort of all ranks"
+            r"(?:\s{1,8}exit status of rank \d{1,7}: (?:killed by signal (?P<signal>\d{1,3})|return code (?P<exit_code>\d{1,3})))?"
+            # (its second line alone, where each line is a document of its own)
+            r"|(?m:^)\s{0,8}exit status of rank (?P<failed_rank2>\d{1,7}): killed by signal (?P<signal2>\d{1,3})"
+        ),
+        extract=lambda m, _t: {
+            key: int(value)
+            for key, value in (
+                ("failed_rank", m.group("failed_rank") or m.group("failed_rank2")),
+                ("signal", m.group("signal") or m.group("signal2")),
+                ("exit_code", m.group("exit_code")),
+            )
+            if value is not None
+        },
+        summary="MPD: rank {failed_rank} ended and aborted the others",
+        phrases=("caused collective abort of all ranks", "exit status of rank"),
+        examples=(
+            "rank 2 in job 1958  bb36_58821   caused collective abort of all ranks\n  exit status of rank 2: killed by"
+            " signal 11",
+        ),
+        near_misses=("rank 2 in job 1958 finished without abort",),
     ),
     Signature(
         # Open MPI's launcher after a rank ended outside the rules (help-orterun.txt proc-exit-no-sync and
@@ -3680,7 +3731,11 @@ SIGNATURES: tuple[Signature, ...] = (
         # -8, -11); what it printed decides first (a wrapper). A SIGTERM or SIGKILL is someone else's stop.
         name="ray-job-entrypoint-failed",
         kind=Kind.APP_EXCEPTION,
-        pattern=rx(r"Job entrypoint command failed with exit code (?P<exit_code>-(?:4|8|11)|[1-9]\d{0,2})\b"),
+        # (the shell Ray runs it in reports a signal as 128+N: 132, 136, 139 are a crash's, 137 and 143 someone's stop;
+        # 126 and 127 are the command not found or not runnable, said by the shell's own line)
+        pattern=rx(
+            r"Job entrypoint command failed with exit code (?P<exit_code>-(?:4|8|11)|13[269]|1[01]\d|12[0-5]|[1-9]\d?)\b"
+        ),
         summary="the Ray job's entrypoint failed with exit code {exit_code}",
         phrases=("Job entrypoint command failed",),
         convert={"exit_code": int},
@@ -3689,7 +3744,10 @@ SIGNATURES: tuple[Signature, ...] = (
             "Status message: Job entrypoint command failed with exit code 1, last available logs (truncated to 20,000"
             " chars):",
         ),
-        near_misses=("Job entrypoint command failed with exit code -15, last available logs",),
+        near_misses=(
+            "Job entrypoint command failed with exit code -15, last available logs",
+            "Job entrypoint command failed with exit code 137, last available logs (truncated to 20,000 chars):",
+        ),
     ),
     Signature(
         # XLA unable to compile the program's function (TensorFlow's tf2xla: "tf2xla conversion failed while
@@ -3784,10 +3842,20 @@ SIGNATURES: tuple[Signature, ...] = (
             # [Op:CollectiveReduceV2]"), also where gRPC's details come between ('... "grpc_status":14}
             # [Op:CollectiveBcastRecv]', the line that ends the exception's message)
             r"|(?P<unavailable>UnavailableError: [^\n]{1,300}?|\"grpc_status\":\d{1,2}\})[ \t]{0,4}\[Op:Collective\w{1,40}\]"
+            # TF 2.4+'s collective executor aborting on a peer it cannot reach ("Collective ops is aborted by: %s\nThe
+            # error could be from a previous operation. Restart your program to reset.")
+            r"|Collective ops is aborted by: (?:failed to connect to all addresses|Socket closed|Connection reset by peer"
+            r"|[^\n]{0,200}?\b(?:UNAVAILABLE|Unavailable|DEADLINE_EXCEEDED))"
         ),
         extract=lambda m, _t: {"detail": m.group("detail") or m.group(0)},
         summary="TensorFlow collective aborted: {detail}",
-        phrases=("Aborting RingReduce", "Aborting RingGather", "Aborting RingGatherer", "Op:Collective"),
+        phrases=(
+            "Aborting RingReduce",
+            "Aborting RingGather",
+            "Aborting RingGatherer",
+            "Op:Collective",
+            "Collective ops is aborted by",
+        ),
         examples=(
             "E tensorflow/core/common_runtime/ring_reducer.cc:369] Aborting RingReduce with Unavailable: Socket closed",
             "tensorflow.python.framework.errors_impl.UnavailableError: Socket closed\nAdditional GRPC error information"
@@ -4681,17 +4749,34 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=('"Shutdown manager detected new shutdown event, isNodeShuttingDownNow" event=false',),
     ),
     Signature(
+        # the kubelet recording its own node NotReady (kubelet.go "Recording %s event message for node %s": the
+        # NodeNotReady it posts, before 1.5 without "node")
+        name="kubelet-recorded-not-ready",
+        kind=Kind.NODE_NOT_READY,
+        pattern=rx(r"Recording NodeNotReady event message for"),
+        summary="the kubelet recorded its node NotReady",
+        phrases=("Recording NodeNotReady event message",),
+        examples=("kubelet.go:2300] Recording NodeNotReady event message for node gpu-3",),
+        near_misses=("kubelet.go:2300] Recording NodeReady event message for node gpu-3",),
+    ),
+    Signature(
         # systemd-logind announcing the machine going down (logind's "System is rebooting.", "System is powering
         # down.", wall's "The system will power off now!" / "The system will reboot now!"): the node goes, whoever
         # asked (a drain or a maintenance notice before it tells a planned stop apart)
         name="node-going-down",
         kind=Kind.NODE_REBOOTED,
         pattern=rx(
-            r"systemd-logind\[\d{1,9}\]: (?P<what>System is rebooting|System is powering down"
-            r"|The system will (?:power off|reboot) now!)"
+            r"systemd-logind(?:\[\d{1,9}\])?:? (?P<what>System is rebooting|System is powering down"
+            r"|The system will (?:power off|reboot) now!|Power key pressed)"
         ),
         summary="the node is going down: {what}",
-        phrases=("System is rebooting", "System is powering down", "will power off now", "will reboot now"),
+        phrases=(
+            "System is rebooting",
+            "System is powering down",
+            "will power off now",
+            "will reboot now",
+            "Power key pressed",
+        ),
         fixed={"reason": "node shut down"},
         examples=(
             "Sep 29 11:16:23 node2.cluster.local systemd-logind[1151]: System is rebooting.",

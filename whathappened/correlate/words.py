@@ -173,7 +173,7 @@ _CRASH_SIGNALS = frozenset({4, 8, 11})
 
 
 def own_rank_failed(event: TimelineEvent) -> bool:
-    if event.attrs.get("signature") == "mpirun-rank-exited":
+    if event.attrs.get("signature") in ("mpirun-rank-exited", "mpd-collective-abort"):
         return event.attrs.get("signal") in _CRASH_SIGNALS
     if event.attrs.get("signature") not in OWN_RANK_SIGNATURES or event.attrs.get("relayed"):
         return False
