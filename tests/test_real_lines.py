@@ -147,6 +147,10 @@ ONE_OBJECT = {
         "an exception whose message runs on over a line of its own, and Python's words chaining it to a later one:"
         " sent apart, the first reads as the last"
     ),
+    "r42v-tf-tpu-preempted-hook-thread-keyerror-health": (
+        "threading's announcement of a thread's exception and the traceback it prints: sent apart, the traceback"
+        " reads as the program's"
+    ),
     "r33a-oneflow-old-runtimeexception-error-out-of-memory": (
         "the what() line names no program or device; the class on the line before says it is OneFlow's (whose CUDA"
         " allocator said 'Error: out of memory' before 0.9)"

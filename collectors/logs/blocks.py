@@ -21,6 +21,7 @@ _LEADS = (
     "COMET ERROR: Streaming error",
     "A matching Triton is not available",
     "Exception calling application:",
+    "Exception in thread ",
     "Exception iterating responses:",
 )
 # A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
@@ -46,7 +47,10 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
             if blank > 0:
                 # the exception's message may run on over lines of its own (httpx's "For more information check:
                 # ..."): the chained exception is the last piece before the words that begins like one
-                begins = [k for k in range(blank) if _begins_an_exception(recent[k][1])]
+                # (each line's own prefix, a rank's "[rank0]: " as the words carry it, taken off: another rank's
+                # exception line is no line of this one's)
+                lead = text[:at]
+                begins = [k for k in range(blank) if _begins_an_exception(recent[k][1].removeprefix(lead))]
                 start = begins[-1] if begins else blank - 1
                 yield from recent[:start]
                 yield index, "\n".join([*(line for _, line in recent[start:]), text])

@@ -67,7 +67,7 @@ _CUDA_ERROR = r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): "
 _NODE_AGENT_NAMES = (
     r"(?:flb-pipeline|fluent-bit|fluentd|td-agent-bit|vector|promtail|filebeat|otelcol[\w-]{0,8}|dcgm-exporter"
     r"|nv-hostengine|nvidia-device-p|kubelet|containerd|dockerd|node_exporter|kube-proxy|calico-node|cilium-agent"
-    r"|netdata|apps\.plugin|go\.d\.plugin|datadog-agent|process-agent|trace-agent|system-probe|security-agent|telegraf"
+    r"|netdata|apps\.plugin|go\.d\.plugin|ebpf\.plugin|python\.d\.plugin|datadog-agent|process-agent|trace-agent|system-probe|security-agent|telegraf"
     r"|collectd|grafana-agent[\w-]{0,4}|alloy)"
 )
 _NODE_AGENT = r"(?!" + _NODE_AGENT_NAMES + r"[),\s])"
@@ -131,6 +131,21 @@ SIGNATURES: tuple[Signature, ...] = (
             "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f3b2c1d0e50>",
         ),
         near_misses=("RuntimeError: Exception ignored while training: loss is nan",),
+    ),
+    Signature(
+        # a thread other than the main one ending on an exception (threading's excepthook: "Exception in thread %s:"
+        # and the traceback, kept together by blocks.pieces): the thread ends, the program goes on; not the JVM's
+        # 'Exception in thread "main" ...', which ends it
+        name="python-thread-exception",
+        kind=Kind.LOG_LINE,
+        pattern=rx(r"^Exception in thread (?!\"main\")[^\n]{1,200}:\nTraceback \(most recent call last\):"),
+        summary="a thread of the program ended on an exception (the program went on)",
+        phrases=("Exception in thread",),
+        examples=(
+            'Exception in thread Thread-4:\nTraceback (most recent call last):\n  File "threading.py", line 916, in'
+            " _bootstrap_inner\nKeyError: 'health'",
+        ),
+        near_misses=('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space',),
     ),
     Signature(
         # a library's own error, logged with the traceback of what it caught (blocks.pieces keeps them together):
@@ -1738,6 +1753,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # TensorFlow's fatal check of the CPU it was built for ("F ... cpu_feature_guard.cc:37] The TensorFlow
             # library was compiled to use AVX instructions, but these aren't available on your machine.")
             r"|exec user process caused \"exec format error\""
+            # crun's words for its container's entrypoint ("exec container process `%s`: Exec format error")
+            r"|exec container process [^\n]{1,300}: Exec format error"
             r"|The TensorFlow library was compiled to use [\w.]{1,12} instructions, but these aren't available on your"
             r" machine"
         ),
@@ -1747,6 +1764,7 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=(
             "exec /node-problem-detector: exec format error",
             "standard_init_linux.go:228: exec user process caused: exec format error",
+            '{"msg":"exec container process `/opt/run.sh`: Exec format error","level":"error"}',
         ),
         near_misses=("OSError: [Errno 8] Exec format error: './run.sh'",),
     ),
@@ -2693,7 +2711,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # (not quoted in an OpenAI-style error body a server answered a request with, '{"error":{"message":"CUDA
             # out of memory...': the server's, which went on; the process printing it only received it)
             r'CUDA out of memory(?<!\{"error":\{"message":"CUDA out of memory)(?<!\{"error": \{"message": "CUDA out of memory)'
-            r"(?<!\{'error': \{'message': 'CUDA out of memory)(?<!\"object\":\"error\",\"message\":\"CUDA out of memory)|"
+            r"(?<!\{'error': \{'message': 'CUDA out of memory)(?<!'object': 'error', 'message': 'CUDA out of memory)(?<!\"object\":\"error\",\"message\":\"CUDA out of memory)|"
             + _CUDA_ERROR
             + r"out of memory|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError"
             # (not TensorFlow's host allocator, "... on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu":
@@ -3051,7 +3069,7 @@ SIGNATURES: tuple[Signature, ...] = (
             # cudaGetErrorString's words)
             r"|CUDART Error: [^\n]{1,400}? = (?P<cudart_code>\d{1,4}) \((?P<cudart_error>[^)\n]{1,200})\)"
             # DCGM's diagnostic (NVVS: "API call %s failed for GPU%u: '%s'", cudaGetErrorString's words)
-            r"|API call \w{1,60} failed for GPU\d{1,3}: '(?P<nvvs_error>[^'\n]{1,200})'"
+            r"|API call cu\w{1,60} failed(?: for GPU ?\d{1,3})?: '(?P<nvvs_error>[^'\n]{1,200})'"
             # nccl-tests: "Test CUDA failure %s:%d '%s'"
             r"|Test CUDA failure \S{1,200}:\d{1,6}\s{1,4}'(?P<test_error>[^'\n]{1,200})'"
             # the CUDA samples' vectorAdd, the GPU Operator's CUDA validator: "Failed to allocate device vector A
@@ -3734,7 +3752,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # (the shell Ray runs it in reports a signal as 128+N: 132, 136, 139 are a crash's, 137 and 143 someone's stop;
         # 126 and 127 are the command not found or not runnable, said by the shell's own line)
         pattern=rx(
-            r"Job entrypoint command failed with exit code (?P<exit_code>-(?:4|8|11)|13[269]|1[01]\d|12[0-5]|[1-9]\d?)\b"
+            r"Job entrypoint command failed with exit code"
+            r" (?P<exit_code>-(?:4|8|11)|13[269]|1[01]\d|12[0-5]|16[6-9]|1[7-9]\d|2[0-4]\d|25[0-5]|[1-9]\d?)\b"
         ),
         summary="the Ray job's entrypoint failed with exit code {exit_code}",
         phrases=("Job entrypoint command failed",),
@@ -4268,7 +4287,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # Recovering...", "The cluster is preempted.")
         name="skypilot-cluster-preempted",
         kind=Kind.SPOT_INTERRUPTION,
-        pattern=rx(r"\b[Cc]luster is preempted\b"),
+        # (not 2024+'s "Cluster is preempted or failed. Recovering...", printed for any loss of the cluster, spot or not)
+        pattern=rx(r"\b[Cc]luster is preempted\b(?! or failed)"),
         summary="SkyPilot: the spot cluster was preempted",
         phrases=("cluster is preempted",),
         fixed={"action": "spot-interruption"},
@@ -4277,7 +4297,10 @@ SIGNATURES: tuple[Signature, ...] = (
             " INIT). Recovering...",
             "I 05-04 00:52:46 controller.py:100] The cluster is preempted.",
         ),
-        near_misses=("Cluster is provisioned on spot instances; preemption recovery enabled",),
+        near_misses=(
+            "Cluster is provisioned on spot instances; preemption recovery enabled",
+            "I 09-12 22:49:49 controller.py:545] Cluster is preempted or failed. Recovering...",
+        ),
     ),
     Signature(
         name="nth-scheduled-event",
@@ -4637,6 +4660,10 @@ SIGNATURES: tuple[Signature, ...] = (
             # The node was low on resource: %s.")
             r"|[Ee]viction manager: must evict pod\(s\) to reclaim (?P<resource2>[\w-]{2,32})"
             r"|[Ee]viction manager: (?:pods ranked for eviction|pod is evicted successfully)"
+            # 1.7-1.9's debug lines as a threshold stays crossed ("eviction manager: thresholds - reclaim not
+            # satisfied: threshold [signal=%s, ...]", "eviction manager: node conditions - observed: [%s]")
+            r"|[Ee]viction manager: thresholds - reclaim not satisfied: threshold \[signal=(?P<signal>[\w.]{2,40})"
+            r"|[Ee]viction manager: node conditions - observed: \[(?P<observed>(?:Memory|Disk|PID)Pressure)"
             r"|reason: 'Evicted' The node was low on resource: (?P<resource3>[\w-]{2,32})"
         ),
         summary="the kubelet is short of {resource}{condition}",
@@ -4647,6 +4674,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "pods ranked for eviction",
             "pod is evicted successfully",
             "The node was low on resource",
+            "reclaim not satisfied",
+            "node conditions - observed",
         ),
         # (repeated each 10 s while over the threshold; the cap of signature lines per node keeps the earliest, so
         # hours of one episode in a window can crowd a node's later lines out, as any repeating line can)
@@ -4654,7 +4683,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "resource": m.group("resource")
             or m.group("resource2")
             or m.group("resource3")
-            or (m.group("condition") or "").removesuffix("Pressure").lower()
+            or (m.group("signal") or "").split(".")[0]
+            or (m.group("condition") or m.group("observed") or "").removesuffix("Pressure").lower()
         },
         examples=(
             "W0110 14:41:08.646423   23589 eviction_manager.go:332] eviction manager: attempting to reclaim imagefs",
@@ -4753,9 +4783,12 @@ SIGNATURES: tuple[Signature, ...] = (
         # NodeNotReady it posts, before 1.5 without "node")
         name="kubelet-recorded-not-ready",
         kind=Kind.NODE_NOT_READY,
-        pattern=rx(r"Recording NodeNotReady event message for"),
+        # (since the kubelet's structured logs: "Recording event message for node" node="x" event="NodeNotReady")
+        pattern=rx(
+            r"Recording NodeNotReady event message for|\"Recording event message for node\"[^\n]{0,300}?event=\"NodeNotReady\""
+        ),
         summary="the kubelet recorded its node NotReady",
-        phrases=("Recording NodeNotReady event message",),
+        phrases=("Recording NodeNotReady event message", "Recording event message for node"),
         examples=("kubelet.go:2300] Recording NodeNotReady event message for node gpu-3",),
         near_misses=("kubelet.go:2300] Recording NodeReady event message for node gpu-3",),
     ),
@@ -4767,7 +4800,7 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.NODE_REBOOTED,
         pattern=rx(
             r"systemd-logind(?:\[\d{1,9}\])?:? (?P<what>System is rebooting|System is powering down"
-            r"|The system will (?:power off|reboot) now!|Power key pressed)"
+            r"|The system will (?:power off|reboot) now!)"
         ),
         summary="the node is going down: {what}",
         phrases=(
@@ -4775,7 +4808,6 @@ SIGNATURES: tuple[Signature, ...] = (
             "System is powering down",
             "will power off now",
             "will reboot now",
-            "Power key pressed",
         ),
         fixed={"reason": "node shut down"},
         examples=(
