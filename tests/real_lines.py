@@ -424,6 +424,8 @@ def _metrics_inputs(rec: Recording) -> str:
 def write(line: RealLine, folder: Path, agent: str | None = None, split: bool = False) -> Path:
     rec = recording(line, agent, split)
     key = _metrics_inputs(rec)
-    write_recording(rec, folder, seed=SEED, metrics=_METRICS.get(key))
-    _METRICS.setdefault(key, (folder / METRICS_FILE).read_bytes())
+    known = _METRICS.get(key)
+    write_recording(rec, folder, seed=SEED, metrics=known)
+    if known is None:  # (read back only the first time: a copy is what the cache holds already)
+        _METRICS[key] = (folder / METRICS_FILE).read_bytes()
     return folder

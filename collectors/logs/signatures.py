@@ -61,6 +61,14 @@ _NCCL_RESULT = {"nccl_result": str}
 # a CUDA error as printed: torch's "CUDA error: %s", Darknet's "CUDA Error: %s" and "CUDA Error Prev: %s", Paddle v1's
 # "Cuda Error: %s" (the OOM signature reads the out-of-memory one, the CUDA error signature any other)
 _CUDA_ERROR = r"(?:CUDA error|CUDA Error(?: Prev)?|Cuda Error): "
+# Just after TensorRT-LLM's "CUDA runtime error in ": not inside its executor's "Encountered an error in
+# forward(Async) function: " as it logs it or fails a request with it (it goes on serving), unless raised to Python as a
+# RuntimeError, which ends the program (alternatives of a group, for the signatures that read the check to add theirs)
+_TRTLLM_NOT_GONE_ON = (
+    r"(?<!function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+    r"|(?<=RuntimeError: Encountered an error in forward function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+    r"|(?<=RuntimeError: Encountered an error in forwardAsync function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
+)
 # The node's own agents and log shippers, by the process names the kernel's OOM killer prints (cut to 15
 # characters: "nvidia-device-p"): a kill of one of them (in its own memory cgroup, or the node's) is no pod's program
 # killed, and the report lines around it are its (parse.SETTLED)
@@ -2743,12 +2751,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # TensorRT-LLM's CUDA check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s", the call or "error"
             # and cudaGetErrorString), TensorRT failing to create an execution context ("initializeExecutionContext
             # ... Error Code 2: OutOfMemory"; the builder's failed allocations for one tactic are warnings it skips;
-            # not inside TensorRT-LLM's executor's "Encountered an error in forward(Async) function: " as it logs it or
-            # fails a request with it, then goes on serving; raised to Python as a RuntimeError, it ends the program)
-            r"|CUDA runtime error in (?:(?<!function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
-            r"|(?<=RuntimeError: Encountered an error in forward function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
-            r"|(?<=RuntimeError: Encountered an error in forwardAsync function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime"
-            r" error in ))[^\n]{1,300}?: out of memory"
+            # not a request's error its executor went on from: _TRTLLM_NOT_GONE_ON)
+            r"|CUDA runtime error in (?:" + _TRTLLM_NOT_GONE_ON + r")[^\n]{1,300}?: out of memory"
             r"|initializeExecutionContext[^\n]{0,100}?Error Code 2: OutOfMemory"
             # vLLM V1's KV cache check ("To serve at least one request with the model's max seq len (%d), (%.2f GiB
             # KV cache is needed, which is larger than the available KV cache memory (%.2f GiB)"); TGI's and LoRAX's
@@ -3025,12 +3029,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # (inside "Encountered an error in forward(Async) function: " a request's error the executor went on from,
             # unless it is one that stays in the CUDA context until the process restarts)
             # (the prefix first: a pattern that opens on lookarounds tries them at every position of a line)
-            r"|\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in "
-            r"(?:(?<!function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
-            r"|(?<=RuntimeError: Encountered an error in forward function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime error in )"
-            r"|(?<=RuntimeError: Encountered an error in forwardAsync function: \[TensorRT-LLM\]\[ERROR\] CUDA runtime"
-            r" error in )"
-            r"|(?=[^\n]{1,286}?: (?:an illegal memory access was encountered|unspecified launch failure|misaligned address"
+            r"|\[TensorRT-LLM\]\[ERROR\] CUDA runtime error in (?:"
+            + _TRTLLM_NOT_GONE_ON
+            + r"|(?=[^\n]{1,286}?: (?:an illegal memory access was encountered|unspecified launch failure|misaligned address"
             r"|an illegal instruction was encountered)))"
             r"[^\n]{1,300}?: (?P<trt_error>[^\n(]{0,200}?[^\s(])"
             r"(?: \([^\n]{1,300}\))?[ \t]*$"
