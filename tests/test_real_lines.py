@@ -105,6 +105,13 @@ def more_from_snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
 # Log texts of several lines that are one object, which no line of says alone: they are read as one document only
 # (a shipper that splits them loses what they say, and so does this project)
 ONE_OBJECT = {
+    "device-trap-cupy-cudadrivererror-launch-failed-exception-ignored": (
+        "Python's 'Exception ignored in:' and the exception it announces"
+    ),
+    "device-torch211-dataloader-worker-killed-signal-chained-traceback": (
+        "Python's chain: the worker's 'is killed by signal: Killed.' named as the direct cause of 'exited"
+        " unexpectedly', which alone reads as the program's"
+    ),
     "remapped-rows-uncorrectable-pending-yes": "nvidia-smi -q's block: 'Pending : Yes' means nothing without its title",
     "nccltests-cuda-devices-busy-unavailable-reset-required": "nccl-tests prints the CUDA error's text on its own line",
     "maint-aks-nth-testdata-reboot-host-maintenance": "a pretty-printed Scheduled Events document",
@@ -229,7 +236,9 @@ def test_more_from_the_snapshot(line: RealLine, more_from_snapshots: dict[str, l
 
 
 def test_the_log_texts_of_several_lines_are_many() -> None:
-    assert len(SEVERAL_LINES) >= 300 and all(any(line.id == key for line in LINES + MORE_LINES) for key in ONE_OBJECT)
+    assert len(SEVERAL_LINES) >= 300 and all(
+        any(line.id == key for line in LINES + MORE_LINES + DEVICE_LINES) for key in ONE_OBJECT
+    )
 
 
 @pytest.mark.parametrize("line", SEVERAL_LINES, ids=lambda line: line.id)

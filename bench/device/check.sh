@@ -2,13 +2,12 @@
 # The exporter's NVML path and real GPU failure texts, on a machine with an NVIDIA GPU. Writes into $OUT (default
 # ./device-out): env.txt, nvml.json, metrics.txt,
 # metrics-after-fault.txt, exporter.log, faults.txt, kernel.txt. Needs the project's wheel and any of
-# its needs the machine lacks in .whl/ (bench/README.md says how they were made). 2 to 4 minutes on one H100.
+# its needs the machine lacks in .whl/ (bench/README.md says how they were made; FAULTS_ONLY=1 needs neither). 2 to 4 minutes on one H100.
 set -u
 OUT=${OUT:-device-out}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/../.."
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1
 {
   date -u; uname -a
   nvidia-smi --query-gpu=name,driver_version,ecc.mode.current,pci.bus_id,vbios_version --format=csv
@@ -31,6 +30,9 @@ if [ -n "${FAULTS_ONLY:-}" ]; then  # a second look: the fault cases and the ker
   faults
   exit 0
 fi
+
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site
 
 timeout 120 python3 bench/device/nvml_probe.py > "$OUT/nvml.json" 2> "$OUT/nvml.stderr"
 echo "nvml probe rc=$?"

@@ -24,6 +24,9 @@ _LEADS = (
     "Exception in thread ",
     "Exception iterating responses:",
 )
+# threading's excepthook's header ("Exception in thread Thread-1:"): printed once before the whole chain of the
+# thread's exceptions
+_THREAD = "Exception in thread "
 # A traceback's last line: the exception's (dotted) class name, alone or before its message ("KeyError: 'image'",
 # "torch.OutOfMemoryError: CUDA out of memory.", "KeyboardInterrupt")
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|\s*$)")
@@ -35,9 +38,17 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
     it is the text before "Traceback" and is taken off the joined lines. A traceback cut off, or broken into by a
     line that is neither a frame nor its exception (another rank's line, a launcher's), is left as lines. A chained
     traceback ("During handling of the above exception ...") is a piece of its own, and the exception (its
-    traceback or line) that Python chained to it is joined to the words that say so: not the program's last."""
+    traceback or line) that Python chained to it is joined to the words that say so: not the program's last. A
+    thread's chain has threading's header once, before its first traceback: the later ones are read with it."""
     recent: list[tuple[int, str]] = []  # the last pieces, until it is known whether the next one chains them
+    thread = ""  # threading's header line of a chain just joined: the tracebacks chained after it are the thread's
+    cause = ""  # the exception line a chain just joined names as the direct cause of the next traceback's
     for index, text in _pieces(lines):
+        if (thread or cause) and TRACEBACK in text and not text.startswith(_THREAD):
+            text = "\n".join(line for line in (thread, cause, text) if line)
+            cause = ""
+        elif text.strip():
+            thread = cause = ""
         at = next((text.find(words) for words in _CHAINED if words in text), -1)
         if at >= 0:
             # Python's blank line before its words (with the prefix every line of the traceback carries)
@@ -53,7 +64,10 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
                 begins = [k for k in range(blank) if _begins_an_exception(recent[k][1].removeprefix(lead))]
                 start = begins[-1] if begins else blank - 1
                 yield from recent[:start]
+                first = recent[start][1]
                 yield index, "\n".join([*(line for _, line in recent[start:]), text])
+                thread = first.split("\n", 1)[0] if first.startswith(_THREAD) else ""
+                cause = _cause_line(first) if _DIRECT_CAUSE in text else ""
                 recent = []
                 continue
         recent.append((index, text))
@@ -67,10 +81,16 @@ def _begins_an_exception(text: str) -> bool:
 
 
 # Python's words between two chained exceptions' tracebacks
-_CHAINED = (
-    "During handling of the above exception, another exception occurred:",
-    "The above exception was the direct cause of the following exception:",
-)
+_DIRECT_CAUSE = "The above exception was the direct cause of the following exception:"
+_CHAINED = ("During handling of the above exception, another exception occurred:", _DIRECT_CAUSE)
+
+
+def _cause_line(piece: str) -> str:
+    """The exception line of a piece Python names as the direct cause of the next ("raise ... from e"): the
+    next traceback is read with it, as the later exception only wraps it (DataLoader's "exited unexpectedly" over
+    its worker's "is killed by signal: Killed.")."""
+    lines = piece.split("\n")
+    return lines[-1] if TRACEBACK in piece else lines[0]
 
 
 def _pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:

@@ -109,15 +109,20 @@ _FRAME = re.compile(  # leading blanks fenced, as in _CHILD_FIELDS below
 )
 # A traceback's final line: "ExceptionName: message" at the start of a line, or after a log prefix that ends in a
 # closing bracket or a pipe and a blank ("2025-01-11 13:09:40 engine.py:366] ", "[default2]:[rank2]: ", "(pid=42) ",
-# "vllm-1  | ", srun's "3: "), never after words ("WARNING: retrying after error: ConnectionError: ..." is no final line, the
+# "vllm-1  | ", srun's "3: ", torchrun's "[default0]:" glued to it), never after words ("WARNING: retrying after error: ConnectionError: ..." is no final line, the
 # program went on) nor after a "[WARNING]" level (Dynamo logging the error it fell back to eager from); Python's bare
 # "Exception" too.
 FINAL = re.compile(
-    r"^(?:[^\n]{0,160}?(?<!\[WARNING)(?<!\[WARN)[\])>|]:?[ \t]{1,8}|\[(?:rank\d{1,6}|stderr|stdout)\]:?[ \t]{0,8}"
+    r"^(?:[^\n]{0,160}?(?<!\[WARNING)(?<!\[WARN)[\])>|]:?[ \t]{1,8}"
+    # torchrun's --tee tags glued to the line ("[default0]:AssertionError: ...", "[default0]:[rank0]:...")
+    r"|(?:\[default\d{1,6}\]:)?\[(?:rank\d{1,6}|default\d{1,6}|stderr|stdout)\]:?[ \t]{0,8}"
     # Open MPI's --tag-output ("[1,0]<stderr>:", horovodrun's gloo launcher "[2]<stderr>:"), srun's --label ("3: "),
     # a log's own timestamp ("2022-01-23 02:08:36.029 "), and pytest's mark of an exception in its report ("E   ")
     r"|[^\n]{0,80}?\[\d{1,6}(?:,\d{1,6})?\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}|E {3}"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8})?"
+    # JAX's traceback filtering printing its own class before the exception it carries (0.2's "FilteredStackTrace: ",
+    # later "jax._src.traceback_util.UnfilteredStackTrace: ")
+    r"(?:(?:jax\._src\.traceback_util\.)?(?:Unfiltered|Filtered)StackTrace:[ \t]{1,8})?"
     r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b"
     # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden,
     # torch._dynamo.exc.FailOnRecompileLimitHit, sqlalchemy.exc.OperationalError)
@@ -142,6 +147,11 @@ def traceback_attrs(text: str) -> dict[str, Any]:
         return {}
     body = text[start:]
     attrs: dict[str, Any] = {}
+    # the exception Python named as this one's direct cause, read with it by blocks.pieces ("raise ... from e"):
+    # the later exception may only relay it (DataLoader's "exited unexpectedly" over "is killed by signal: Killed.")
+    before = text[:start].rstrip("\n").rpartition("\n")[2]
+    if before and FINAL.match(before):
+        attrs["cause"] = before.strip()[:500]
     frames = list(_FRAME.finditer(body))
     if frames:
         last = frames[-1]
@@ -162,18 +172,28 @@ def traceback(_match: re.Match[str], text: str) -> Mapping[str, Any]:
     return traceback_attrs(text)
 
 
+# (each line may carry Accelerate's "stderr: " as its test command relays the launcher's output)
 _CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is quadratic on a page of blanks
-    ("failed_rank", re.compile(r"^[ \t]{0,64}rank[ \t]{0,8}:[ \t]{0,8}(\d{1,9})", re.MULTILINE), int),
+    (
+        "failed_rank",
+        re.compile(r"^(?:std(?:err|out): )?[ \t]{0,64}rank[ \t]{0,8}:[ \t]{0,8}(\d{1,9})", re.MULTILINE),
+        int,
+    ),
     ("local_rank", re.compile(r"\(local_rank:[ \t]{0,8}(\d{1,9})\)"), int),
-    ("exit_code", re.compile(r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}(-?\d{1,9})", re.MULTILINE), int),
+    (
+        "exit_code",
+        re.compile(r"^(?:std(?:err|out): )?[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}(-?\d{1,9})", re.MULTILINE),
+        int,
+    ),
     (
         "pid",
         re.compile(
-            r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}(\d{1,9})\)", re.MULTILINE
+            r"^(?:std(?:err|out): )?[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}(\d{1,9})\)",
+            re.MULTILINE,
         ),
         int,
     ),
-    ("host", re.compile(r"^[ \t]{0,64}host[ \t]{0,8}:[ \t]{0,8}(\S{1,256})", re.MULTILINE), str),
+    ("host", re.compile(r"^(?:std(?:err|out): )?[ \t]{0,64}host[ \t]{0,8}:[ \t]{0,8}(\S{1,256})", re.MULTILINE), str),
     ("signal", re.compile(r"Signal \d{1,3} \((SIG[A-Z]{1,12})\) received", re.MULTILINE), str),
     ("script", re.compile(r"(?:^|: )[ \t]{0,64}(\S{1,512}) FAILED[ \t\r]{0,64}$", re.MULTILINE), str),
 )
@@ -181,7 +201,7 @@ _CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is
 
 # torch.distributed.elastic's ChildFailedError template prints "Failures:" (the other ranks, often the ones it sent
 # SIGTERM) before "Root Cause (first observed failure):"; the record under the latter is the one that failed first.
-_ROOT_CAUSE = re.compile(r"^[ \t]{0,64}Root Cause \(first observed failure\):", re.MULTILINE)
+_ROOT_CAUSE = re.compile(r"^(?:std(?:err|out): )?[ \t]{0,64}Root Cause \(first observed failure\):", re.MULTILINE)
 
 
 def child_failed(match: re.Match[str], text: str) -> Mapping[str, Any]:

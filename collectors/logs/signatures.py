@@ -75,10 +75,23 @@ _TRTLLM_NOT_GONE_ON = (
 _NODE_AGENT_NAMES = (
     r"(?:flb-pipeline|fluent-bit|fluentd|td-agent-bit|vector|promtail|filebeat|otelcol[\w-]{0,8}|dcgm-exporter"
     r"|nv-hostengine|nvidia-device-p|kubelet|containerd|dockerd|node_exporter|kube-proxy|calico-node|cilium-agent"
-    r"|netdata|apps\.plugin|go\.d\.plugin|ebpf\.plugin|python\.d\.plugin|datadog-agent|process-agent|trace-agent|system-probe|security-agent|telegraf"
+    # netdata and its plugins ("apps.plugin", "go.d.plugin", "charts.d.plugin"; cut: "network-viewer.", and
+    # "systemd-journal", journald's own name too), its cgroup-network helper
+    r"|netdata|[\w-]{1,10}(?:\.d)?\.plugin|network-viewer\.|cgroup-network|systemd-journal"
+    r"|datadog-agent|process-agent|trace-agent|system-probe|security-agent|telegraf"
     r"|collectd|grafana-agent[\w-]{0,4}|alloy)"
 )
 _NODE_AGENT = r"(?!" + _NODE_AGENT_NAMES + r"[),\s])"
+
+
+def _signal_resource(signal: str) -> str:
+    """An eviction signal's resource in the words of the kubelet's other lines ("memory.available" -> memory,
+    "allocatableMemory.available" -> memory, "nodefs.inodesFree" -> nodefs inodes)."""
+    resource, _, measure = signal.partition(".")
+    resource = "memory" if resource == "allocatableMemory" else resource
+    return f"{resource} inodes" if measure == "inodesFree" else resource
+
+
 # NCCL's line prefix ("host:pid:tid [dev] file:line "), the process read as ``proc`` ("host:pid") when it is there
 _NCCL_PROCESS = r"(?:(?P<proc>[\w.-]{1,253}:\d{1,10}):\d{1,10} \[\d{1,3}\] (?:[^\n]{0,200}? )?)?"
 
@@ -143,17 +156,26 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         # a thread other than the main one ending on an exception (threading's excepthook: "Exception in thread %s:"
         # and the traceback, kept together by blocks.pieces): the thread ends, the program goes on; not the JVM's
-        # 'Exception in thread "main" ...', which ends it
+        # 'Exception in thread "main" ...', which ends it; nor a thread's error of the GPU, its memory or NCCL (an
+        # illegal address or ECC error is sticky, the whole process's context is dead; a thread's OOM or NCCL error
+        # is what stopped the program's work): those are read by their own signatures
         name="python-thread-exception",
         kind=Kind.LOG_LINE,
-        pattern=rx(r"^Exception in thread (?!\"main\")[^\n]{1,200}:\nTraceback \(most recent call last\):"),
+        pattern=rx(
+            r"^Exception in thread (?!\"main\")[^\n]{1,200}:\nTraceback \(most recent call last\):"
+            r"(?![\s\S]{0,16000}?(?:CUDA|NCCL|[Oo]ut of memory|OutOfMemory|ECC|Xid|cuda[A-Z]|cuda error))"
+        ),
         summary="a thread of the program ended on an exception (the program went on)",
         phrases=("Exception in thread",),
         examples=(
             'Exception in thread Thread-4:\nTraceback (most recent call last):\n  File "threading.py", line 916, in'
             " _bootstrap_inner\nKeyError: 'health'",
         ),
-        near_misses=('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space',),
+        near_misses=(
+            'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space',
+            'Exception in thread MemMon:\nTraceback (most recent call last):\n  File "threading.py", line 1045, in'
+            " _bootstrap_inner\nRuntimeError: CUDA error: misaligned address",
+        ),
     ),
     Signature(
         # a library's own error, logged with the traceback of what it caught (blocks.pieces keeps them together):
@@ -549,6 +571,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x,mems_allowed=0,oom_memcg=/kubepods/pod1,"
             "task_memcg=/kubepods/pod1/c1,task=flb-pipeline,pid=1360652,uid=0",
             "Out of memory: Killed process 4242 (nvidia-device-p) total-vm:1000kB, anon-rss:900kB",
+            "Memory cgroup out of memory: Killed process 4243 (charts.d.plugin) total-vm:90000kB, anon-rss:40000kB",
             "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/init.scope,"
             "task=python,pid=7899,uid=0",
         ),
@@ -1624,6 +1647,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # torch.cuda.is_available() is False), Lightning's "You requested GPUs: [1]\n But your machine only
             # has: []"
             r"|mixed precision requires a GPU|But your machine only has: \[\]"
+            # torch's lazy CUDA init finding no device at all (cudaErrorNoDevice as torch words it: "RuntimeError: No
+            # CUDA GPUs are available"; the container was given none, or its runtime hook exposed none)
+            r"|No CUDA GPUs are available"
             # the driver's own library not mounted into the container (the NVIDIA runtime's hook not run): Python's
             # and the loader's words ("ImportError: libcuda.so.1: cannot open shared object file", "/bin/bash: error
             # while loading shared libraries: libcuda.so.1: ...")
@@ -1633,6 +1659,7 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         summary="the container cannot use its GPU: {error}",
         phrases=(
+            "No CUDA GPUs are available",
             "CUDA driver version is insufficient",
             "Found no NVIDIA driver",
             "cudaErrorInsufficientDriver",
@@ -1667,6 +1694,7 @@ SIGNATURES: tuple[Signature, ...] = (
         fixed={"reason": "CUDA driver"},
         examples=(
             "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version",
+            "RuntimeError: No CUDA GPUs are available",
             "gpu-1:77:77 [0] NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'",
             "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and"
             " installed a driver from http://www.nvidia.com/Download/index.aspx",
@@ -1751,7 +1779,7 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
     ),
     Signature(
-        # the container's binary is for another CPU (runc/crun "exec %s: exec format error", runc before 1.1
+        # the container's binary is for another CPU, or a script without "#!" (runc/crun "exec %s: exec format error", runc before 1.1
         # "standard_init_linux.go:%d: exec user process caused: exec format error"): the image, not the run
         name="exec-format-error",
         kind=Kind.CONFIG_ERROR,
@@ -1766,9 +1794,14 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|The TensorFlow library was compiled to use [\w.]{1,12} instructions, but these aren't available on your"
             r" machine"
         ),
-        summary="the image is built for another CPU (exec format error)",
+        # (the kernel's ENOEXEC: a binary for another CPU, or a script without its "#!" line)
+        summary="the container's program cannot run on this node: {error}",
         phrases=("exec format error", "The TensorFlow library was compiled to use"),
-        fixed={"reason": "image architecture"},
+        extract=lambda m, _t: {
+            "error": "an image built for another CPU"
+            if "TensorFlow" in m.group(0)
+            else "exec format error (a binary built for another CPU, or a script without its #! line)"
+        },
         examples=(
             "exec /node-problem-detector: exec format error",
             "standard_init_linux.go:228: exec user process caused: exec format error",
@@ -2732,6 +2765,12 @@ SIGNATURES: tuple[Signature, ...] = (
             # vLLM ("No available memory for the cache blocks"), SGLang ("Not enough memory. Please try to
             # increase --mem-fraction-static"): too little GPU memory left for the KV cache
             r"|No available memory for the cache blocks|Not enough memory\. Please try to increase --mem-fraction-static"
+            # SGLang's scheduler finding its KV token pool exhausted mid-run ("Prefill out of memory. Try to lower
+            # your batch size.", "Decode ...", later "Out of memory. ..."; logged, then it exits or raises);
+            # TensorRT-LLM's PyTorch backend explaining its executor's start ("Executor creation failed due to
+            # insufficient GPU memory.", then the component it could not create)
+            r"|(?:(?:Prefill|Decode) out|Out) of memory\. Try to lower your batch size"
+            r"|Executor creation failed due to insufficient GPU memory"
             # vLLM 0.4+: the model's context does not fit in what is left for the KV cache
             r"|is larger than the maximum number of tokens that can be stored in KV cache"
             # the CUDA runtime's and driver's own words as other C++ servers print them (FasterTransformer's "[FT]
@@ -2853,6 +2892,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUDNN_STATUS_ALLOC_FAILED",
             "No available memory for the cache blocks",
             "Please try to increase --mem-fraction-static",
+            "out of memory. Try to lower your batch size",
+            "Executor creation failed due to insufficient GPU memory",
             "maximum number of tokens that can be stored in KV cache",
             "runtime error: out of memory",
             "driver error: out of memory",
@@ -3003,6 +3044,9 @@ SIGNATURES: tuple[Signature, ...] = (
             " to allocate 100.00 MiB (GPU 0; 7.78 GiB total capacity; 6.83 GiB already allocated",
             "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
             " memory. (out of memory)\")', router/src/main.rs:216:18",
+            "[2025-07-08 19:47:15] ERROR scheduler.py:1820: Decode out of memory. Try to lower your batch size.",
+            "[07/08/2025-19:47:15] [TRT-LLM] [RANK 1] [E] Failed to initialize executor on rank 1: Executor creation"
+            " failed due to insufficient GPU memory.",
         ),
         near_misses=(
             "torch.cuda.memory_summary(): 71.2 GiB allocated, 4.1 GiB reserved (out of 80 GiB)",
@@ -3047,7 +3091,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # vLLM's custom all-reduce checks (the words on the same line or the next), the CUDA samples' "Cuda
             # failure %s:%d: '%s'"
             r"|CUDA error \d{1,4} at \S{1,300}:\d{1,6}: (?P<ggml_error>[^\n]{1,200})"
-            r"|Failed: (?i:cuda) error \S{1,300}:\d{1,6}(?:\s{1,4}'(?P<failed_error>[^'\n]{1,200})')?"
+            # (vLLM's older check without "Cuda error": "Failed: %s:%d '%s'", a .cu or .cuh file's)
+            r"|Failed: (?:(?i:cuda) error \S{1,300}|\S{1,300}\.cuh?):\d{1,6}(?:\s{1,4}'(?P<failed_error>[^'\n]{1,200})')?"
             # PointNet++'s and other extensions' CUDA_CHECK_ERRORS ("CUDA kernel failed : %s\n%s at L:%d in %s")
             r"|CUDA kernel failed : (?P<kernel_error>[^\n]{1,200})"
             r"|Cuda failure \S{1,200}\.cu:\d{1,6}: '(?P<sample_failure>[^'\n]{1,200})'"
@@ -3102,6 +3147,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "LightGBM Fatal CUDA",
             "CUDART Error",
             "API call",
+            "custom_all_reduce.cuh",
         ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
@@ -3140,11 +3186,13 @@ SIGNATURES: tuple[Signature, ...] = (
             " /home/u/src/io/cuda/cuda_column_data.cpp 67",
             "HPL ERROR: CUDART Error: cudaMemcpyAsync( a, b, n, cudaMemcpyDeviceToDevice, s) = 700 (an illegal memory"
             " access was encountered) on gpu4 at (getrfs_mp.cu:750)",
+            "VLLM: Failed: /workspace/csrc/custom_all_reduce.cuh:368 'invalid argument'",
         ),
         near_misses=(
             "CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log",
             "cuda runtime version 12.4",
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=11 : invalid argument",
+            "Failed: connect to registry.local:5000 'timed out'",
         ),
     ),
     Signature(
@@ -3367,7 +3415,8 @@ SIGNATURES: tuple[Signature, ...] = (
         name="torchelastic-failure-record",
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
-            r"^[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}\d{1,9}\)", re.MULTILINE
+            r"^(?:std(?:err|out): )?[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}\d{1,9}\)",
+            re.MULTILINE,
         ),
         summary="torchrun: local rank failed with exit code {exit_code}",
         phrases=("exitcode",),
@@ -3375,6 +3424,7 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=(
             "  rank      : 0 (local_rank: 0)\n  exitcode  : -11 (pid: 6421)\n  error_file: <N/A>\n  traceback : Signal"
             " 11 (SIGSEGV) received by PID 6421",
+            "stderr:   rank      : 1 (local_rank: 1)\nstderr:   exitcode  : 1 (pid: 8835)",
         ),
         near_misses=("exitcode 0 recorded for pid 6421",),
     ),
@@ -3836,10 +3886,18 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|No PTX compilation provider is available"
             # no cuDNN in the image at all, as TensorFlow's and XLA's ops report it ("UNIMPLEMENTED: DNN library is
             # not found.", also inside the executor's note that it aborted)
-            r"|DNN library is not found)"
+            r"|DNN library is not found"
+            # no NCCL in the image, as XLA's collective that needed it fails ("NCCL operation ncclGetUniqueId(&id)
+            # failed: Unable to load NCCL library. Multi-GPU collectives will not work."; not the warning alone)
+            r"|NCCL operation \w{1,40}\([^)\n]{0,80}\) failed: Unable to load NCCL library)"
         ),
         summary="the image's libraries do not fit the framework: {message}",
-        phrases=("Loaded runtime CuDNN library", "No PTX compilation provider", "DNN library is not found"),
+        phrases=(
+            "Loaded runtime CuDNN library",
+            "No PTX compilation provider",
+            "DNN library is not found",
+            "Unable to load NCCL library",
+        ),
         fixed={"exception": "library mismatch"},
         examples=(
             "E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled"
@@ -3847,8 +3905,15 @@ SIGNATURES: tuple[Signature, ...] = (
             "No PTX compilation provider is available. Neither ptxas/nvlink nor nvjtlink is available.",
             "W tensorflow/core/framework/op_kernel.cc:1745] OP_REQUIRES failed at conv_ops.cc:1120 : UNIMPLEMENTED: DNN"
             " library is not found.",
+            "E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:2732] Execution of replica 0 failed: INTERNAL:"
+            " custom call 'xla.gpu.reduce_scatter' failed: external/xla/xla/service/gpu/nccl_utils.cc:134: NCCL"
+            " operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.",
         ),
-        near_misses=("Loaded cuDNN version 90100",),
+        near_misses=(
+            "Loaded cuDNN version 90100",
+            "W external/xla/xla/service/gpu/nccl_api.cc:88] Unable to load NCCL library. Multi-GPU collectives will"
+            " not work.",
+        ),
     ),
     Signature(
         # TensorFlow's ring collectives aborting on a transport failure (ring_reducer.cc / ring_gatherer.cc
@@ -4664,7 +4729,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # 1.7-1.9's debug lines as a threshold stays crossed ("eviction manager: thresholds - reclaim not
             # satisfied: threshold [signal=%s, ...]", "eviction manager: node conditions - observed: [%s]")
             r"|[Ee]viction manager: thresholds - reclaim not satisfied: threshold \[signal=(?P<signal>[\w.]{2,40})"
-            r"|[Ee]viction manager: node conditions - observed: \[(?P<observed>(?:Memory|Disk|PID)Pressure)"
+            # (also 1.2x's structured form: "Eviction manager: node conditions - observed" nodeCondition=[...])
+            r"|[Ee]viction manager: node conditions - observed(?:: |\"? nodeCondition=)\[\"?(?P<observed>(?:Memory|Disk|PID)Pressure)"
             r"|reason: 'Evicted' The node was low on resource: (?P<resource3>[\w-]{2,32})"
         ),
         summary="the kubelet is short of {resource}{condition}",
@@ -4684,7 +4750,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "resource": m.group("resource")
             or m.group("resource2")
             or m.group("resource3")
-            or (m.group("signal") or "").split(".")[0]
+            or _signal_resource(m.group("signal") or "")
             or (m.group("condition") or m.group("observed") or "").removesuffix("Pressure").lower()
         },
         examples=(
@@ -4697,6 +4763,8 @@ SIGNATURES: tuple[Signature, ...] = (
             " ephemeral-storage",
             'I0528 16:05:54.802914 2269385 eviction_manager.go:627] "Eviction manager: pod is evicted successfully"'
             ' pod="sre/infras-logstash-d484d57fc-rkx95"',
+            'I0528 16:05:44.100000 2269385 eviction_manager.go:300] "Eviction manager: node conditions - observed"'
+            ' nodeCondition=["MemoryPressure"]',
         ),
         near_misses=("eviction manager: no resources are starved",),
     ),
@@ -5181,6 +5249,9 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=(
             "KeyError: 'input_ids'",
             "[rank3]: ValueError: expected sequence of length 4096 at dim 1 (got 4095)",
+            "[default0]:AssertionError: The parameter 388 has already been reduced.",
+            "jax._src.traceback_util.UnfilteredStackTrace: jaxlib.xla_extension.XlaRuntimeError: INTERNAL: CustomCall"
+            " failed: jaxlib/cuda/cuda_prng_kernels.cc:32: operation cudaGetLastError() failed",
             "ERROR 01-11 13:09:40 engine.py:366] RuntimeError: Error in model execution: FlashAttention only supports"
             " Ampere GPUs or newer.",
             "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",

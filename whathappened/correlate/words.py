@@ -395,8 +395,9 @@ def own_exception(event: TimelineEvent) -> bool:
     return not any(w in text for w in REACTION_EXCEPTION_WORDS)
 
 
-# An import or a loader failing names a library (NCCL's too) that was never used: the program's own failure
-_IMPORT_FAILURES = ("cannot open shared object file", "undefined symbol:")
+# An import or a loader failing names a library (NCCL's too) that was never used: the program's own failure (XLA's
+# "Unable to load NCCL library" as its collective fails)
+_IMPORT_FAILURES = ("cannot open shared object file", "undefined symbol:", "unable to load nccl library")
 
 
 # cudaErrorUnknown in both spellings, and the driver shutting down with the process (CUDA_ERROR_DEINITIALIZED,

@@ -155,3 +155,67 @@ def test_an_exception_python_chained_to_a_later_one_is_not_the_programs_last() -
     ]
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
     assert kinds(f"{oom}\n\nDuring handling of the above exception, another exception occurred:") == [Kind.CUDA_OOM]
+
+
+THREAD_CHAIN = [
+    "Exception in thread Thread-1:",
+    "Traceback (most recent call last):",
+    '  File "/workspace/feeder.py", line 3, in run',
+    "    item = queue.get(timeout=1)",
+    "_queue.Empty",
+    "",
+    "During handling of the above exception, another exception occurred:",
+    "",
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.11/threading.py", line 1045, in _bootstrap_inner',
+    "    self.run()",
+    "RuntimeError: feeder starved",
+]
+
+
+def test_a_threads_chained_exceptions_are_all_the_threads() -> None:
+    """threading prints its header once, before the first traceback of the thread's chain: the last exception of
+    the chain is the thread's too, not the program's; a traceback after the chain is the program's again."""
+    program = ["step 100 loss 2.31", *TRACEBACK]
+    hits = match_document("\n".join([*THREAD_CHAIN, *program]))
+    # (the thread's second piece is a repeat of its first, counted once)
+    assert [(index, hit.signature.name) for index, hit, _ in hits] == [
+        (6, "python-thread-exception"),
+        (16, "python-traceback"),
+    ]
+    assert [piece.split("\n")[0] for _, piece in pieces(THREAD_CHAIN)] == [THREAD_CHAIN[0], "", THREAD_CHAIN[0]]
+
+
+def test_a_threads_error_of_the_gpu_its_memory_or_nccl_is_read_by_its_own_signature() -> None:
+    """An illegal address is sticky (the process's context is dead, not the thread's alone), and a thread's OOM or
+    NCCL error is what stopped the program's work: not a thread's ending the program went on from."""
+    header = ["Exception in thread MemMon:", TRACEBACK[0].removeprefix("[rank0]: ")]
+    frame = '  File "/usr/lib/python3.11/threading.py", line 1045, in _bootstrap_inner'
+    cases = {
+        "RuntimeError: CUDA error: misaligned address": Kind.CUDA_ERROR,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB": Kind.CUDA_OOM,
+        "KeyError: 'health'": Kind.LOG_LINE,
+    }
+    for last, kind in cases.items():
+        assert kinds("\n".join([*header, frame, last])) == [kind], last
+
+
+def test_an_exception_named_as_the_direct_cause_is_read_with_the_one_it_caused() -> None:
+    """'raise ... from e': the later exception may only relay its cause (DataLoader's "exited unexpectedly" over a
+    worker killed from outside), so the cause's line is read with it; Python's other chaining ("During handling")
+    names no cause."""
+    killed = "RuntimeError: DataLoader worker (pid 1082) is killed by signal: Killed. "
+    relay = [
+        "Traceback (most recent call last):",
+        '  File "/workspace/train.py", line 201, in <module>',
+        "    for batch in loader:",
+        "RuntimeError: DataLoader worker (pid(s) 1082) exited unexpectedly",
+    ]
+    direct = "The above exception was the direct cause of the following exception:"
+    during = "During handling of the above exception, another exception occurred:"
+    (_, last, _) = match_document("\n".join([killed, "", direct, "", *relay]))[-1]
+    assert last.attrs["cause"] == killed.strip() and last.attrs["exception"] == "RuntimeError"
+    (_, last, _) = match_document("\n".join([killed, "", during, "", *relay]))[-1]
+    assert "cause" not in last.attrs
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert kinds("\n".join([oom, "", direct, "", *relay])) == [Kind.CUDA_OOM]  # the relay read as the OOM it relays
