@@ -386,7 +386,8 @@ def _place_kubernetes(rec: Recording, line: RealLine, pod: Pod, node: Node, t: d
         rec.events.append(_event(job, "Job", pod, t, reason, message, "job-controller"))
         end(pod, t + timedelta(seconds=5), 1)
         return
-    if reason.startswith(("PreemptionBy", "TerminationBy", "EvictionBy", "DeletionBy")):
+    # a condition's reason, DisruptionTarget's or Kueue's TerminationTarget's ("StoppedByKueue")
+    if reason.startswith(("PreemptionBy", "TerminationBy", "EvictionBy", "DeletionBy", "StoppedBy")):
         pod.disruption = (reason, message, t)
     else:
         pod.status_reason, pod.status_message = reason or None, message

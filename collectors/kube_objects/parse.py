@@ -67,7 +67,11 @@ WINDOW_SLACK = timedelta(minutes=2)  # events stamped just outside the window st
 _ASSIGNED = re.compile(r"Successfully assigned \S{1,512} to (\S{1,256})")
 _PREEMPTOR = re.compile(r"Preempted by (?:pod )?(\S{1,512}?)(?: on node (\S{1,256}))?$")
 _IMAGE = re.compile(r'image "([^"\n]{1,1024})"')
-_POD_IN_MESSAGE = re.compile(r"(?:Deleted|Created) pod: (\S{1,256})")
+# a Job's "Deleted pod: x" is about that pod, as its pod failure policy's "Container c for pod ns/x failed with exit
+# code N matching FailJob rule at index 0" is
+_POD_IN_MESSAGE = re.compile(
+    r"(?:Deleted|Created) pod: (\S{1,256})|^Container \S{1,253} for pod [\w.-]{1,63}/([\w.-]{1,253}) failed with exit code"
+)
 
 
 def pod_experiment(labels: Mapping[str, str], label_keys: Sequence[str]) -> str | None:
@@ -115,8 +119,8 @@ def _subject(obj: Mapping[str, Any], regarding: Mapping[str, Any], message: str)
     if kind == "Pod":
         container = container_of(regarding.get("fieldPath"))
         return Subject(namespace=namespace, pod=name or None, container=container, node=_host(obj))
-    named = _POD_IN_MESSAGE.search(message)  # a Job's "Deleted pod: x" is about that pod
-    return Subject(namespace=namespace, pod=named.group(1) if named else None)
+    named = _POD_IN_MESSAGE.search(message)
+    return Subject(namespace=namespace, pod=(named.group(1) or named.group(2)) if named else None)
 
 
 def _kind_attrs(kind: Kind, row: Reason, obj: Mapping[str, Any], message: str) -> dict[str, Any]:

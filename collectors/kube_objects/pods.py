@@ -7,6 +7,7 @@ when it was scheduled, how each container ended, and whether it was disrupted, e
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,6 +19,10 @@ from whathappened.kinds import Kind, severity_of
 from whathappened.model import ContainerInfo, PodInfo, Subject, TimelineEvent
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+# The conditions a controller sets on a pod it is about to end: Kubernetes' DisruptionTarget (1.26+), and Kueue's
+# own TerminationTarget ("StoppedByKueue": the PodsReady timeout, a workload gone, or preempted to make room)
+_DISRUPTION_CONDITIONS = frozenset({"DisruptionTarget", "TerminationTarget"})
+_PREEMPTED = re.compile(r"\bPreempted\b", re.IGNORECASE)
 
 
 def _int(value: Any) -> int | None:
@@ -146,10 +151,13 @@ def _condition_events(tl: _PodTimeline) -> None:
         elif ctype == "PodScheduled" and status == "False":
             summary = f"{reason or 'Unschedulable'}: {message}" if message else reason or "Unschedulable"
             tl.add(at, Kind.FAILED_SCHEDULING, summary, reason=reason or "Unschedulable", message=message)
-        elif ctype == "DisruptionTarget" and status == "True":
-            tl.add(at, Kind.DISRUPTION_TARGET, f"DisruptionTarget {reason}: {message}", reason=reason, message=message)
-            if reason in DISRUPTION_KINDS:
-                tl.add(at, DISRUPTION_KINDS[reason], f"{reason}: {message}", reason=reason, message=message)
+        elif ctype in _DISRUPTION_CONDITIONS and status == "True":
+            tl.add(at, Kind.DISRUPTION_TARGET, f"{ctype} {reason}: {message}", reason=reason, message=message)
+            kind = DISRUPTION_KINDS.get(reason)
+            if kind is Kind.EVICTION_API and _PREEMPTED.search(message):
+                kind = Kind.PREEMPTED  # Kueue stopping the pod to make room ("Preempted to accommodate ...")
+            if kind is not None:
+                tl.add(at, kind, f"{reason}: {message}", reason=reason, message=message)
 
 
 def _terminated(tl: _PodTimeline, name: str, term: Mapping[str, Any], previous: bool, fallback: Any = None) -> None:

@@ -30,7 +30,13 @@ def _rx(*pairs: tuple[str, Kind]) -> tuple[tuple[re.Pattern[str], Kind], ...]:
 
 
 _MISSING_CLAIM = _rx(
-    (r'persistentvolumeclaim "[^"]{1,253}" not found|unbound immediate PersistentVolumeClaims', Kind.CONFIG_ERROR)
+    (
+        r'persistentvolumeclaim "[^"]{1,253}" not found|unbound immediate PersistentVolumeClaims'
+        # a DRA claim asking for a DeviceClass the cluster does not have (dynamicresources "request %s: device class
+        # %s does not exist"): no capacity ever places it
+        r"|request [\w.-]{1,63}: device class [\w.-]{1,253} does not exist",
+        Kind.CONFIG_ERROR,
+    ),
 )
 
 # What other components relay under a reason of their own: kernel lines a node-problem-detector rule forwards
@@ -275,7 +281,10 @@ REASONS: dict[str, Reason] = {
                 r"|SRI-?OV[ -]CNI failed to (?:configure VF|load netconf)"
                 # a pod asking for a user namespace of a runtime without them ("can't set `spec.hostUsers: false`,
                 # runtime does not support user namespaces")
-                r"|runtime does not support user namespaces",
+                r"|runtime does not support user namespaces"
+                # ... or a runtime or snapshotter that cannot build its id-mapped root (CRI-O's "create mapped mount
+                # for %q on %q: %w", containerd's "container ID %d cannot be mapped to a host ID")
+                r"|create mapped mount for \S{1,300} on \S{1,300}: invalid argument|cannot be mapped to a host ID",
                 Kind.CONFIG_ERROR,
             )
         ),
@@ -302,6 +311,9 @@ REASONS: dict[str, Reason] = {
     # Kueue taking an admitted workload back (its pods deleted, the Job suspended) for a reason of its own: the
     # PodsReady timeout, a failed admission check, a stopped queue, a deactivated workload
     "EvictedDueToPodsReadyTimeout": Reason(Kind.EVICTION_API),
+    # ... or to make room for another workload ("Preempted to accommodate a workload (UID: ...) due to ..."), the
+    # event Kueue records beside its "Preempted"
+    "EvictedDueToPreempted": Reason(Kind.PREEMPTED),
     "EvictedDueToAdmissionCheck": Reason(Kind.EVICTION_API),
     "EvictedDueToClusterQueueStopped": Reason(Kind.EVICTION_API),
     "EvictedDueToLocalQueueStopped": Reason(Kind.EVICTION_API),
@@ -313,7 +325,13 @@ REASONS: dict[str, Reason] = {
     # JobSet out of restarts ("jobset failed due to reaching max number of restarts"; before v0.5 the event's reason
     # was "Failed" and its message "ReachedMaxRestarts%!(EXTRA string=...)")
     "ReachedMaxRestarts": Reason(Kind.DEADLINE_EXCEEDED),
-    "PodFailurePolicy": Reason(Kind.DEADLINE_EXCEEDED),
+    # (a FailJob rule matched the named pod's own exit code: "Container %s for pod %s/%s failed with exit code %v
+    # matching %v rule at index %d": an exit code its users declared a failure of the program not worth retrying,
+    # the docs' "software bug"; the others' end is the Job's)
+    "PodFailurePolicy": Reason(
+        Kind.DEADLINE_EXCEEDED,
+        refine=_rx((r"^Container \S{1,253} for pod \S{1,320} failed with exit code \d", Kind.APP_EXCEPTION)),
+    ),
     # an Indexed Job's backoff limit per index (1.28+): "Job has failed indexes" once its indexes ran out of retries,
     # "Job has exceeded the specified maximal number of failed indexes" at maxFailedIndexes
     "FailedIndexes": Reason(Kind.DEADLINE_EXCEEDED),
@@ -429,6 +447,7 @@ DISRUPTION_KINDS: dict[str, Kind] = {
     "DeletionByTaintManager": Kind.TAINT_EVICTION,
     "DeletionByPodGC": Kind.NODE_DELETED,
     "DeletionByGCPControllerManager": Kind.NODE_DELETED,  # GKE: "GCPControllerManager: node no longer exists"
+    "StoppedByKueue": Kind.EVICTION_API,  # Kueue's TerminationTarget condition (preempted: pods.py reads it so)
 }
 
 # Pod status.reason -> kind (anything else on a failed pod is POD_FAILED).

@@ -41,13 +41,15 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
     traceback or line) that Python chained to it is joined to the words that say so: not the program's last. A
     thread's chain has threading's header once, before its first traceback: the later ones are read with it."""
     recent: list[tuple[int, str]] = []  # the last pieces, until it is known whether the next one chains them
+    tags: list[str] = []  # the rank tag each of them was printed under (a traceback's is taken off its text)
     thread = ""  # threading's header line of a chain just joined: the tracebacks chained after it are the thread's
     cause = ""  # the exception line a chain just joined names as the direct cause of the next traceback's
-    for index, text in _pieces(lines):
+    for index, text, prefix in _pieces(lines):
         if (thread or cause) and TRACEBACK in text and not text.startswith(_THREAD):
+            # the traceback right after the words only (a later one is another's: the main program's, after a thread's)
             text = "\n".join(line for line in (thread, cause, text) if line)
-            cause = ""
-        elif text.strip():
+            thread = cause = ""
+        elif not _blank(text):
             thread = cause = ""
         at = next((text.find(words) for words in _CHAINED if words in text), -1)
         if at >= 0:
@@ -61,17 +63,29 @@ def pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
                 # (each line's own prefix, a rank's "[rank0]: " as the words carry it, taken off: another rank's
                 # exception line is no line of this one's)
                 lead = text[:at]
-                begins = [k for k in range(blank) if _begins_an_exception(recent[k][1].removeprefix(lead))]
+                own = _tag(lead)
+                begins = [
+                    k
+                    for k in range(blank)
+                    if _begins_an_exception(recent[k][1].removeprefix(lead)) and tags[k] in ("", own)
+                ]
                 start = begins[-1] if begins else blank - 1
                 yield from recent[:start]
+                # another rank's traceback printed between them is its own piece
+                yield from (
+                    piece for piece, tag in zip(recent[start:], tags[start:], strict=True) if tag not in ("", own)
+                )
                 first = recent[start][1]
-                yield index, "\n".join([*(line for _, line in recent[start:]), text])
+                joined = [line for (_, line), tag in zip(recent[start:], tags[start:], strict=True) if tag in ("", own)]
+                yield index, "\n".join([*joined, text])
                 thread = first.split("\n", 1)[0] if first.startswith(_THREAD) else ""
-                cause = _cause_line(first) if _DIRECT_CAUSE in text else ""
-                recent = []
+                cause = _cause_line(joined, lead) if _DIRECT_CAUSE in text else ""
+                recent, tags = [], []
                 continue
         recent.append((index, text))
+        tags.append(_tag(prefix))
         if len(recent) > 3:
+            tags.pop(0)
             yield recent.pop(0)
     yield from recent
 
@@ -85,15 +99,34 @@ _DIRECT_CAUSE = "The above exception was the direct cause of the following excep
 _CHAINED = ("During handling of the above exception, another exception occurred:", _DIRECT_CAUSE)
 
 
-def _cause_line(piece: str) -> str:
-    """The exception line of a piece Python names as the direct cause of the next ("raise ... from e"): the
+# A rank's tag in a line's prefix (torchrun's "[rank3]:", its --tee "[default3]:", Open MPI's "[1,3]<stderr>:")
+_RANK_TAG = re.compile(r"\[(?:rank|default)\d{1,6}\]|\[\d{1,6},\d{1,6}\]<std")
+
+
+def _tag(prefix: str) -> str:
+    found = _RANK_TAG.search(prefix)
+    return found.group(0) if found else ""
+
+
+def _cause_line(joined: Sequence[str], lead: str) -> str:
+    """The exception line of the pieces Python names as the direct cause of the next ("raise ... from e"): the
     next traceback is read with it, as the later exception only wraps it (DataLoader's "exited unexpectedly" over
-    its worker's "is killed by signal: Killed.")."""
-    lines = piece.split("\n")
-    return lines[-1] if TRACEBACK in piece else lines[0]
+    its worker's "is killed by signal: Killed."). The last line that reads as one: the hint lines torch prints
+    after a CUDA error's do not. (Each line's prefix, the words', taken off.)"""
+    lines = [line.removeprefix(lead).strip() for piece in joined for line in piece.split("\n")]
+    return next((line for line in reversed(lines) if _EXCEPTION_LINE.match(line) and ":" in line), "")
 
 
-def _pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
+# A piece that is blank but for the tag its lines carry ("[rank0]: ", "[default0]:[rank0]: ")
+_TAGS_ONLY = re.compile(r"\s*(?:\[[^\]\n]{1,40}\]:?\s*){0,3}")
+
+
+def _blank(text: str) -> bool:
+    return _TAGS_ONLY.fullmatch(text) is not None
+
+
+def _pieces(lines: Sequence[str]) -> Iterator[tuple[int, str, str]]:
+    """(index, text, the prefix taken off a traceback's lines: "" for a line, which keeps its own)."""
     block: list[tuple[int, str]] = []
     prefix = ""
     lead: tuple[int, str] | None = None  # a line announcing an ignored exception, waiting for its traceback
@@ -105,7 +138,7 @@ def _pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
                 prefix = text[:start]
                 block = [(held[0], lines[held[0]][len(prefix) :]), (index, text[start:])]
                 continue
-            yield held
+            yield (*held, "")
         if block:
             rest = text[len(prefix) :] if text.startswith(prefix) else None
             if rest is not None and _inside(rest):
@@ -113,10 +146,10 @@ def _pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
                 continue
             if rest is not None and _EXCEPTION_LINE.match(rest):
                 block.append((index, rest))
-                yield index, "\n".join(line for _, line in block)
+                yield index, "\n".join(line for _, line in block), prefix
                 block = []
                 continue
-            yield from ((at, prefix + line) for at, line in block)
+            yield from ((at, prefix + line, "") for at, line in block)
             block = []
         start = text.find(TRACEBACK)
         if start >= 0:
@@ -126,10 +159,10 @@ def _pieces(lines: Sequence[str]) -> Iterator[tuple[int, str]]:
         if any(word in text for word in _LEADS):
             lead = (index, text)
             continue
-        yield index, text
+        yield index, text, ""
     if lead is not None:
-        yield lead
-    yield from ((at, prefix + line) for at, line in block)
+        yield (*lead, "")
+    yield from ((at, prefix + line, "") for at, line in block)
 
 
 def _inside(rest: str) -> bool:

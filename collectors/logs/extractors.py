@@ -122,7 +122,7 @@ FINAL = re.compile(
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8})?"
     # JAX's traceback filtering printing its own class before the exception it carries (0.2's "FilteredStackTrace: ",
     # later "jax._src.traceback_util.UnfilteredStackTrace: ")
-    r"(?:(?:jax\._src\.traceback_util\.)?(?:Unfiltered|Filtered)StackTrace:[ \t]{1,8})?"
+    r"(?:(?:jax\.(?:_src\.)?traceback_util\.)?(?:Unfiltered|Filtered)StackTrace:[ \t]{1,8})?"
     r"(?P<exception>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure)|Exception)\b"
     # a class from a package's exceptions or errors module, whatever its name (google.api_core.exceptions.Forbidden,
     # torch._dynamo.exc.FailOnRecompileLimitHit, sqlalchemy.exc.OperationalError)
@@ -151,7 +151,7 @@ def traceback_attrs(text: str) -> dict[str, Any]:
     # the later exception may only relay it (DataLoader's "exited unexpectedly" over "is killed by signal: Killed.")
     before = text[:start].rstrip("\n").rpartition("\n")[2]
     if before and FINAL.match(before):
-        attrs["cause"] = before.strip()[:500]
+        attrs["caused_by"] = before.strip()[:500]
     frames = list(_FRAME.finditer(body))
     if frames:
         last = frames[-1]
@@ -274,6 +274,7 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
         "sample_failure",
         "kernel_error",
         "nvvs_error",
+        "nvshmem_error",
     ):
         if match.group(name):
             return {"error": match.group(name)}

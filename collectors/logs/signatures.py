@@ -85,11 +85,15 @@ _NODE_AGENT = r"(?!" + _NODE_AGENT_NAMES + r"[),\s])"
 
 
 def _signal_resource(signal: str) -> str:
-    """An eviction signal's resource in the words of the kubelet's other lines ("memory.available" -> memory,
-    "allocatableMemory.available" -> memory, "nodefs.inodesFree" -> nodefs inodes)."""
+    """An eviction signal's resource as the kubelet names it (signalToResource: "memory.available" and
+    "allocatableMemory.available" -> memory, "nodefs.available" / "imagefs.available" / "containerfs.available" ->
+    ephemeral-storage, "*.inodesFree" -> inodes, "pid.available" -> pids)."""
     resource, _, measure = signal.partition(".")
-    resource = "memory" if resource == "allocatableMemory" else resource
-    return f"{resource} inodes" if measure == "inodesFree" else resource
+    if measure == "inodesFree":
+        return "inodes"
+    return {"allocatableMemory": "memory", "pid": "pids"}.get(
+        resource, "ephemeral-storage" if resource in ("nodefs", "imagefs", "containerfs") else resource
+    )
 
 
 # NCCL's line prefix ("host:pid:tid [dev] file:line "), the process read as ``proc`` ("host:pid") when it is there
@@ -163,7 +167,11 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LOG_LINE,
         pattern=rx(
             r"^Exception in thread (?!\"main\")[^\n]{1,200}:\nTraceback \(most recent call last\):"
-            r"(?![\s\S]{0,16000}?(?:CUDA|NCCL|[Oo]ut of memory|OutOfMemory|ECC|Xid|cuda[A-Z]|cuda error))"
+            # (the words of those signatures on the exception's own lines, not indented: not a frame's code or a
+            # message naming "CUDA_VISIBLE_DEVICES")
+            r"(?![\s\S]{0,16000}?\n[^ \t\n][^\n]{0,2000}?(?:CUDA error|CUDA Error|CUDA_ERROR_|cuda runtime error"
+            r"|out of memory|OutOfMemoryError|NCCL error|ncclUnhandled|ncclSystemError|ncclInternalError"
+            r"|ncclRemoteError|DistBackendError|ECC error|Xid))"
         ),
         summary="a thread of the program ended on an exception (the program went on)",
         phrases=("Exception in thread",),
@@ -855,7 +863,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"(?P<message>Duplicate GPU detected : rank \d{1,6} and rank \d{1,6} both on CUDA device \w{1,16}"
             r"|NCCL operation \w{1,40}\([^\n]{0,300}?\) failed: invalid (?:usage|argument)"
             # PyTorch 1.x's c10d ("NCCL error in: %s:%d, invalid usage, NCCL version %s", ncclInvalidUsage's note)
-            r"|NCCL error in: \S{1,300}, invalid (?:usage|argument)|ncclInvalidUsage: This usually reflects invalid usage"
+            # (a paste may wrap after its comma: the words then begin the next line)
+            r"|NCCL error in: \S{1,300},\s{1,4}invalid (?:usage|argument)|ncclInvalidUsage: This usually reflects invalid usage"
+            r"|(?m:^)invalid (?:usage|argument) \(run with NCCL_DEBUG=\w{1,10} for details\), NCCL version"
             # an argument NCCL refuses (ncclInvalidArgument: "Invalid value for an argument.", its "Last error:" such
             # as "Broadcast : sendbuff (nil) is not a valid pointer"): the program's call
             r"|ncclInvalidArgument: Invalid value for an argument"
@@ -965,9 +975,16 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"remote process exited or there was a network error(?:.*?\(peer rank (?P<peer_rank>\d+)\))?"
             r"|ncclRemoteError|remote process exiting prematurely"
+            # torchcomms' result code of the same ("comm aborted, , result: commRemoteError (commRemoteError)")
+            r"|\bresult: commRemoteError\b"
         ),
         summary="NCCL error: remote process exited or there was a network error",
-        phrases=("remote process exited or there was a network error", "ncclRemoteError", "remote process exiting"),
+        phrases=(
+            "remote process exited or there was a network error",
+            "ncclRemoteError",
+            "remote process exiting",
+            "commRemoteError",
+        ),
         convert={"peer_rank": int},
         fixed={"remote": True, "detail": "remote process exited or there was a network error"},
         extract=ranked,
@@ -976,6 +993,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " group watchdog thread terminated with exception: NCCL error: remote process exited or there was a"
             " network error, NCCL version 2.21.5",
             "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+            "Exception: comm aborted, , result: commRemoteError (commRemoteError)",
             "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317,"
             " remote process exited or there was a network error, NCCL version 2.21.5 (peer rank 8)",
         ),
@@ -1189,7 +1207,10 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Error on QP 0x[0-9a-f]{1,8} wqe\[\d{1,9}\]: (?P<ucx_qp>[A-Za-z ]{3,60}) \(synd 0x"
             # UCX's rc_verbs/ud_verbs with the verbs status string (ibv_wc_status_str: "Send completion with error:
             # transport retry counter exceeded", "RNR retry counter exceeded")
-            r"|UCX\s{1,4}(?:ERROR|FATAL)\s[^\n]{0,80}?completion with error: (?P<wc>(?:transport|RNR) retry counter exceeded)"
+            # (dc_verbs names the QP between: "Send completion with error on qp 0x%x: transport retry counter
+            # exceeded syndrome 0x%x")
+            r"|UCX\s{1,4}(?:ERROR|FATAL)\s[^\n]{0,80}?completion with error(?: on qp 0x[0-9a-f]{1,8})?:"
+            r" (?P<wc>(?:transport|RNR) retry counter exceeded)"
             # NCCL 2.27+ IB resiliency (p2p_resiliency.cc): a NIC marked failed (whether or not NCCL then fails over
             # to another: the NIC on this node failed, and a rank that dies after it died with it in the way), or
             # none left to fail over to
@@ -1649,7 +1670,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|mixed precision requires a GPU|But your machine only has: \[\]"
             # torch's lazy CUDA init finding no device at all (cudaErrorNoDevice as torch words it: "RuntimeError: No
             # CUDA GPUs are available"; the container was given none, or its runtime hook exposed none)
-            r"|No CUDA GPUs are available"
+            r"|(?<=Error: )No CUDA GPUs are available"
             # the driver's own library not mounted into the container (the NVIDIA runtime's hook not run): Python's
             # and the loader's words ("ImportError: libcuda.so.1: cannot open shared object file", "/bin/bash: error
             # while loading shared libraries: libcuda.so.1: ...")
@@ -1732,6 +1753,7 @@ SIGNATURES: tuple[Signature, ...] = (
             " insufficient for CUDA runtime version",
             "       version 440.64.00 was detected and compatibility mode is UNAVAILABLE.",
             "KeyError: named symbol not found in the registry",
+            "No CUDA GPUs are available, use CPU!",
         ),
     ),
     Signature(
@@ -1863,7 +1885,12 @@ SIGNATURES: tuple[Signature, ...] = (
             # (init.cc "commReclaim: cleanup comm %p rank %d failed in destroy/abort, error %d"): the run over already
             # or ending for a cause told before it
             r"|Could not find a path for pattern \d{1,3}, falling back to simple order"
-            r"|commReclaim: cleanup comm (?:0x)?[0-9a-fA-F]{1,16} rank \d{1,6} failed in destroy/abort)"
+            r"|commReclaim: cleanup comm (?:0x)?[0-9a-fA-F]{1,16} rank \d{1,6} failed in destroy/abort"
+            # the proxy failing to close a rank's connection (proxy.cc "[Proxy Service %d] Failed to execute operation
+            # %s from rank %d, retcode %d" for Close): the communicator already going away; GCP's GPUDirect-TCPX
+            # plugin's control-path poll counting its timeouts ("rx ctrl timeout cnt %lu, nanos %lu") as it goes on
+            r"|\[Proxy Service \d{1,6}\] Failed to execute operation Close from rank \d{1,6}"
+            r"|[^\n]{0,300}? rx ctrl timeout cnt \d{1,20}, nanos \d{1,20})"
         ),
         summary="NCCL warned and went on: {line}",
         phrases=(
@@ -1878,11 +1905,17 @@ SIGNATURES: tuple[Signature, ...] = (
             "Unknown command",
             "falling back to simple order",
             "commReclaim",
+            "Failed to execute operation Close",
+            "rx ctrl timeout cnt",
         ),
         examples=(
             "gpu-1:311:402 [3] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
             "node-1:21:21 [0] init.cc:2143 NCCL WARN commReclaim: cleanup comm 0x9801e10 rank 0 failed in"
             " destroy/abort, error 1",
+            "node-1:174:3274 [1] proxy.cc:1521 NCCL WARN [Proxy Service 1] Failed to execute operation Close from rank"
+            " 1, retcode 3",
+            "[0] tcpxResult_t tcpxCommProgress(tcpxComm*):1231 NCCL WARN 0xadca8062b70:0xadca805d0f0, nic 0, enp12s0,"
+            " 172.16.0.11<39187><-172.16.0.95<46723> rx rx ctrl timeout cnt 7331502, nanos 10000000585",
         ),
         near_misses=("NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20.",),
     ),
@@ -1909,12 +1942,19 @@ SIGNATURES: tuple[Signature, ...] = (
         # ... failed", "Couldn't open CQ")
         name="nccl-ofi-warn",
         kind=Kind.NCCL_ERROR,
-        pattern=rx(_NCCL_PROCESS + r"NCCL WARN (?P<detail>NET/OFI [^\n]+)"),
+        # (the plugin's 2019 format of its own: "WARN: Function: %s Line: %d: NET/OFI %s")
+        pattern=rx(
+            _NCCL_PROCESS + r"NCCL WARN (?P<detail>NET/OFI [^\n]+)"
+            r"|WARN: Function: \w{1,80} Line: \d{1,6}: (?P<old>NET/OFI [^\n]+)"
+        ),
+        extract=lambda m, _t: {"detail": m.group("detail") or m.group("old")},
         summary="NCCL WARN {detail}",
         phrases=("NET/OFI",),
         examples=(
             "ip-10-36-29-253:82:2548 [0] nccl_net_ofi_domain_get_ep:969 NCCL WARN NET/OFI Creating new endpoint for"
             " domain 0x7f7dc3a992c0 failed: Invalid argument",
+            "WARN: Function: create_nccl_ofi_component Line: 459: NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid"
+            " argument",
         ),
         near_misses=("ip-10-36-29-253:82:2548 [0] NCCL INFO NET/OFI Selected provider is efa",),
     ),
@@ -2771,6 +2811,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # insufficient GPU memory.", then the component it could not create)
             r"|(?:(?:Prefill|Decode) out|Out) of memory\. Try to lower your batch size"
             r"|Executor creation failed due to insufficient GPU memory"
+            # NVSHMEM's symmetric heap not getting its GPU memory (its NZ check "%s:%d: non-zero status: %d %s" with
+            # NVSHMEMX_ERROR_OUT_OF_MEMORY, 2, after cuMemCreate; its CUDA check "cuda failed with out of memory")
+            r"|non-zero status: 2 (?:cuMemCreate|cuMemAlloc|cudaMalloc)\w{0,20} failed|\] cuda failed with out of memory"
             # vLLM 0.4+: the model's context does not fit in what is left for the KV cache
             r"|is larger than the maximum number of tokens that can be stored in KV cache"
             # the CUDA runtime's and driver's own words as other C++ servers print them (FasterTransformer's "[FT]
@@ -2894,6 +2937,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "Please try to increase --mem-fraction-static",
             "out of memory. Try to lower your batch size",
             "Executor creation failed due to insufficient GPU memory",
+            "cuMemCreate failed",
+            "cuda failed with out of memory",
             "maximum number of tokens that can be stored in KV cache",
             "runtime error: out of memory",
             "driver error: out of memory",
@@ -3093,6 +3138,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|CUDA error \d{1,4} at \S{1,300}:\d{1,6}: (?P<ggml_error>[^\n]{1,200})"
             # (vLLM's older check without "Cuda error": "Failed: %s:%d '%s'", a .cu or .cuh file's)
             r"|Failed: (?:(?i:cuda) error \S{1,300}|\S{1,300}\.cuh?):\d{1,6}(?:\s{1,4}'(?P<failed_error>[^'\n]{1,200})')?"
+            # NVSHMEM's CUDA_RUNTIME_CHECK ("[%s:%d] cuda failed with %s")
+            r"|\] cuda failed with (?P<nvshmem_error>(?!out of memory)[^\n]{0,200}?[^\s])[ \t]*$"
             # PointNet++'s and other extensions' CUDA_CHECK_ERRORS ("CUDA kernel failed : %s\n%s at L:%d in %s")
             r"|CUDA kernel failed : (?P<kernel_error>[^\n]{1,200})"
             r"|Cuda failure \S{1,200}\.cu:\d{1,6}: '(?P<sample_failure>[^'\n]{1,200})'"
@@ -3148,6 +3195,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "CUDART Error",
             "API call",
             "custom_all_reduce.cuh",
+            "cuda failed with",
         ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
@@ -3187,6 +3235,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "HPL ERROR: CUDART Error: cudaMemcpyAsync( a, b, n, cudaMemcpyDeviceToDevice, s) = 700 (an illegal memory"
             " access was encountered) on gpu4 at (getrfs_mp.cu:750)",
             "VLLM: Failed: /workspace/csrc/custom_all_reduce.cuh:368 'invalid argument'",
+            "[/nvshmem/src/host/coll/barrier/barrier.cpp:21] cuda failed with an illegal memory access was encountered ",
         ),
         near_misses=(
             "CUDA_VISIBLE_DEVICES=0,1,2,3 error_log=/tmp/err.log",
@@ -4107,22 +4156,35 @@ SIGNATURES: tuple[Signature, ...] = (
         # (a link back up within seconds is a flap the traffic rides out: parse.SETTLED)
         name="nic-link-down",
         kind=Kind.NETWORK_ERROR,
-        pattern=rx(r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"),
+        # (IB/core 6.x: "mlx5_0: Port: %u Link DOWN", its "Link ACTIVE" when back)
+        pattern=rx(
+            r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Dd]own\b"
+            r"|(?<![\w.-])(?P<ibdev>[\w.-]+): Port: (?P<port>\d{1,3}) Link DOWN\b"
+        ),
         summary="network link down on {device}",
         phrases=("Link is Down", "Link down"),
+        extract=lambda m, _t: {"device": f"{m.group('ibdev')} port {m.group('port')}"} if m.group("ibdev") else {},
         examples=(
             "ice 0000:17:00.0 ens1f0: NIC Link is Down",
             "mlx5_core 0000:0c:00.0 ibp12s0: Link down",
+            "mlx5_core 0000:0a:00.0 mlx5_0: Port: 1 Link DOWN",
         ),
         near_misses=("ice 0000:17:00.0 ens1f0: NIC Link is Up, 100 Gbps Full Duplex",),
     ),
     Signature(
         name="nic-link-up",
         kind=None,
-        pattern=rx(r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Uu]p\b"),
+        pattern=rx(
+            r"(?<![\w.-])(?P<device>[\w.-]+):? (?:NIC )?Link (?:is )?[Uu]p\b"
+            r"|(?<![\w.-])(?P<ibdev>[\w.-]+): Port: (?P<port>\d{1,3}) Link ACTIVE\b"
+        ),
         summary="network link up on {device}",
-        phrases=("Link is Up", "Link up"),
-        examples=("ixgbe 0000:af:00.1 enp175s0f1: NIC Link is Up 10 Gbps, Flow Control: RX/TX",),
+        extract=lambda m, _t: {"device": f"{m.group('ibdev')} port {m.group('port')}"} if m.group("ibdev") else {},
+        phrases=("Link is Up", "Link up", "Link ACTIVE"),
+        examples=(
+            "ixgbe 0000:af:00.1 enp175s0f1: NIC Link is Up 10 Gbps, Flow Control: RX/TX",
+            "mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE",
+        ),
         near_misses=("ixgbe 0000:af:00.1 enp175s0f1: NIC Link is Down",),
     ),
     Signature(
@@ -4135,10 +4197,18 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=rx(
             r"mlx5_core (?P<device>[0-9a-fA-F:.]{1,32}):[^\n]{0,128}?(?:\b[A-Z][A-Z0-9_]{1,40}\(0x[0-9a-fA-F]{1,8}\)"
             r" (?:No done completion|timeout\. Will cause a leak of a command resource)"
-            r"|device's health compromised|Fatal error \d{1,6} detected)"
+            r"|device's health compromised|Fatal error \d{1,6} detected"
+            # every command slot held by one the firmware never completed (cmd.c "failed to allocate command entry")
+            r"|cmd_work_handler:\d{1,6}:\(pid \d{1,9}\): failed to allocate command entry)"
         ),
         summary="NIC {device}: its firmware stopped answering",
-        phrases=("No done completion", "Will cause a leak of a command resource", "health compromised", "Fatal error"),
+        phrases=(
+            "No done completion",
+            "Will cause a leak of a command resource",
+            "health compromised",
+            "Fatal error",
+            "failed to allocate command entry",
+        ),
         examples=(
             "b1360: [14280.445220] mlx5_core 0000:61:00.0: wait_func_handle_exec_timeout:1104:(pid 141183): cmd[22]:"
             " CREATE_DCT(0x710) No done completion",
@@ -4177,16 +4247,28 @@ SIGNATURES: tuple[Signature, ...] = (
             # Intel i40e/ice resetting after the watchdog fired ("tx_timeout recovery level %d, txqueue %d" or
             # "hung_queue %d" by version)
             r"|(?:i40e|ice) [0-9a-fA-F:.]{7,16} (?P<device2>[\w.-]{1,16}): tx_timeout recovery level \d"
+            # mlx5e's own report of the watchdog's timeout ("%s: TX timeout detected", its reporter's "TX timeout on
+            # queue: %d, SQ: 0x%x, CQ: 0x%x, SQ Cons: 0x%x SQ Prod: 0x%x, usecs since last trans: %u")
+            r"|mlx5_core [0-9a-fA-F:.]{7,16} (?P<device3>[\w.-]{1,16}): TX timeout (?:detected|on queue: (?P<queue2>\d{1,5}))"
         ),
         summary="NIC {device} transmit queue {queue} timed out",
-        phrases=("NETDEV WATCHDOG", "tx_timeout recovery level"),
-        extract=lambda m, _t: {"device": m.group("device2")} if m.group("device2") else {},
+        phrases=("NETDEV WATCHDOG", "tx_timeout recovery level", "TX timeout detected", "TX timeout on queue"),
+        extract=lambda m, _t: (
+            {"device": m.group("device2")}
+            if m.group("device2")
+            else {"device": m.group("device3"), **({"queue": int(m.group("queue2"))} if m.group("queue2") else {})}
+            if m.group("device3")
+            else {}
+        ),
         convert={"queue": int},
         examples=(
             "NETDEV WATCHDOG: eth0 (mlx5_core): transmit queue 3 timed out 5120 ms",
             "NETDEV WATCHDOG: ib0.beef (): transmit queue 26 timed out",
             "r8125 0000:22:04.0 eth4: NETDEV WATCHDOG: CPU: 3: transmit queue 0 timed out 5010 ms",
             "i40e 0000:22:00.0 enp34s0f0: tx_timeout recovery level 1, hung_queue 11",
+            "mlx5_core 0000:13:00.1 eth1: TX timeout detected",
+            "mlx5_core 0000:13:00.1 eth1: TX timeout on queue: 19, SQ: 0x1a7, CQ: 0x4ab, SQ Cons: 0x0 SQ Prod: 0x1,"
+            " usecs since last trans: 27541000",
         ),
         near_misses=("NETDEV: eth0 transmit queue 3 restarted",),
     ),
@@ -5071,7 +5153,8 @@ SIGNATURES: tuple[Signature, ...] = (
         # ("RayTaskError(DistBackendError)"), when the line does not carry NCCL's own words (matched above)
         name="dist-backend-error",
         kind=Kind.NCCL_ERROR,
-        pattern=rx(r"\bDistBackendError\b"),
+        # (not a message a paste's wrap cut after "NCCL error in: FILE:LINE,": its next line says what the error was)
+        pattern=rx(r"\bDistBackendError\b(?!: NCCL error in: \S{1,300},[ \t]*$)"),
         summary="torch.distributed backend error",
         phrases=("DistBackendError",),
         fixed={"detail": "DistBackendError"},

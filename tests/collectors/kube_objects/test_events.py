@@ -255,6 +255,11 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
     ("GPUDriverUpgrade", "Successfully updated node state label to upgrade-required", "Node", Kind.KUBE_EVENT),
     ("GPUDriverUpgrade", "Failed to update node state label to pod-deletion-required, conflict", "Node", Kind.KUBE_EVENT),
     ("GPUDriverUpgrade", "Deleted workload pods on the node for the driver upgrade", "Node", Kind.DRAIN),
+    ("EvictedDueToPreempted", "Preempted to accommodate a workload (UID: 5f1e, JobUID: UNKNOWN) due to Fair Sharing within the cohort", "Workload", Kind.PREEMPTED),
+    ("FailedScheduling", "0/2 nodes are available: request gpu: device class gpu.nvidia.com does not exist. preemption: 0/2 nodes are available", "Pod", Kind.CONFIG_ERROR),
+    ("FailedCreatePodSandBox", 'Failed to create pod sandbox: rpc error: code = Unknown desc = create mapped mount for "/var/lib/containers/storage/overlay" on "/run/x": invalid argument', "Pod", Kind.CONFIG_ERROR),
+    ("FailedCreatePodSandBox", "failed to mount: mount callback failed on /tmp/containerd-mount1: container ID 498008064 cannot be mapped to a host ID", "Pod", Kind.CONFIG_ERROR),
+    ("PodFailurePolicy", "Pod default/job-x-8ckj8 has condition DisruptionTarget matching FailJob rule at index 1", "Job", Kind.DEADLINE_EXCEEDED),
     ("GPUXid", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Node", Kind.GPU_XID),
 ]  # fmt: skip
 
@@ -335,3 +340,11 @@ def test_a_service_meshs_own_hook_on_its_proxy_is_not_the_pods_spec() -> None:
             obj["involvedObject"]["fieldPath"] = f"spec.containers{{{container}}}"
             event = parse_event(obj)
             assert event is not None and event.kind == kind, (reason, container)
+
+
+def test_a_failjob_rule_on_a_pods_exit_code_is_that_pods_failure() -> None:
+    """The Job's pod failure policy matching a container's exit code names the pod: the program's failure its
+    users declared not worth retrying, that pod's and not every pod's of the Job."""
+    message = "Container main for pod default/job-x-8ckj8 failed with exit code 42 matching FailJob rule at index 0"
+    event = parse_event(node_event("PodFailurePolicy", message, kind="Job"))
+    assert event is not None and (event.kind, event.subject.pod) == (Kind.APP_EXCEPTION, "job-x-8ckj8")

@@ -164,3 +164,26 @@ def test_generated_release_shapes_keep_their_cause(scenario: str, pod_suffix: st
     on 1.32 evictions): the pod object alone still says what ended it."""
     pods = [p for p in recorded(scenario, "pods") if p["metadata"]["name"].endswith(pod_suffix)]
     assert pods and any(kind in {e.kind for e in pod_events(p)} for p in pods)
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("Exceeded the PodsReady timeout default/group", Kind.EVICTION_API),
+        ("No matching Workload; restoring pod templates according to existent Workload", Kind.EVICTION_API),
+        ("Preempted to accommodate a higher priority Workload", Kind.PREEMPTED),
+    ],
+)
+def test_kueues_termination_target_is_a_controllers_stop(message: str, kind: Kind) -> None:
+    """Kueue's own condition on a pod it stops (TerminationTarget, StoppedByKueue): its eviction of the workload,
+    or a preemption where it says so."""
+    condition = {
+        "type": "TerminationTarget",
+        "status": "True",
+        "reason": "StoppedByKueue",
+        "message": message,
+        "lastTransitionTime": "2026-11-20T07:00:00Z",
+    }
+    events = pod_events(failed_pod({"conditions": [condition]}))
+    stops = [e for e in events if e.kind in (Kind.EVICTION_API, Kind.PREEMPTED)]
+    assert [e.kind for e in stops] == [kind] and Kind.DISRUPTION_TARGET in {e.kind for e in events}

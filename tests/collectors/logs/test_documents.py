@@ -214,8 +214,76 @@ def test_an_exception_named_as_the_direct_cause_is_read_with_the_one_it_caused()
     direct = "The above exception was the direct cause of the following exception:"
     during = "During handling of the above exception, another exception occurred:"
     (_, last, _) = match_document("\n".join([killed, "", direct, "", *relay]))[-1]
-    assert last.attrs["cause"] == killed.strip() and last.attrs["exception"] == "RuntimeError"
+    assert last.attrs["caused_by"] == killed.strip() and last.attrs["exception"] == "RuntimeError"
     (_, last, _) = match_document("\n".join([killed, "", during, "", *relay]))[-1]
-    assert "cause" not in last.attrs
+    assert "caused_by" not in last.attrs
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
     assert kinds("\n".join([oom, "", direct, "", *relay])) == [Kind.CUDA_OOM]  # the relay read as the OOM it relays
+
+
+def test_another_ranks_traceback_between_an_exception_and_its_chaining_words_is_its_own() -> None:
+    """Ranks print at once: rank 1's traceback may come between rank 0's exception and rank 0's "During handling"
+    words. The words chain rank 0's own exception (its tag), and rank 1's is read on its own, not joined to them."""
+    lines = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/w/train.py", line 3, in step',
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/w/train.py", line 9, in step',
+        "[rank1]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error",
+        "[rank0]: ",
+        "[rank0]: During handling of the above exception, another exception occurred:",
+        "[rank0]: ",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/w/train.py", line 5, in main',
+        "[rank0]: RuntimeError: step failed",
+    ]
+    found = list(pieces(lines))
+    assert [index for index, _ in found] == [5, 7, 8, 11]
+    assert "NCCL error" in found[0][1] and "During handling" not in found[0][1]
+    assert "CUDA out of memory" in found[1][1] and "NCCL error" not in found[1][1]
+    assert [hit.signature.kind for _, hit, _ in match_document("\n".join(lines))] == [
+        Kind.NCCL_ERROR,
+        Kind.CUDA_OOM,
+        Kind.APP_EXCEPTION,
+    ]
+
+
+def test_a_threads_header_is_carried_to_its_own_chained_traceback_only() -> None:
+    """The main program's traceback right after a thread's chain (blank lines between, as Python prints them) is
+    the program's: threading's header goes with the traceback after the chaining words, not the next one."""
+    main = [
+        "",
+        "Traceback (most recent call last):",
+        '  File "/workspace/train.py", line 412, in <module>',
+        "ValueError: expected sequence of length 4096 at dim 1 (got 4095)",
+    ]
+    hits = match_document("\n".join([*THREAD_CHAIN, *main]))
+    assert [hit.signature.kind for _, hit, _ in hits] == [Kind.LOG_LINE, Kind.APP_EXCEPTION]
+
+
+def test_a_thread_whose_exception_only_names_cuda_is_still_a_threads() -> None:
+    """The GPU's, memory's and NCCL's words on the exception's own lines, not a frame's code or a key's name."""
+    thread = [
+        "Exception in thread monitor:",
+        "Traceback (most recent call last):",
+        '  File "/workspace/monitor.py", line 12, in run',
+        '    gpus = os.environ["CUDA_VISIBLE_DEVICES"]',
+        "KeyError: 'CUDA_VISIBLE_DEVICES'",
+    ]
+    assert kinds("\n".join(thread)) == [Kind.LOG_LINE]
+
+
+def test_a_direct_cause_under_torchruns_rank_prefix_is_carried_too() -> None:
+    """torchrun's "[rank0]: " on every line, its blank lines too: they are blanks still."""
+    lines = [
+        "[rank0]: RuntimeError: DataLoader worker (pid 1082) is killed by signal: Killed. ",
+        "[rank0]: ",
+        "[rank0]: The above exception was the direct cause of the following exception:",
+        "[rank0]: ",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/workspace/train.py", line 201, in <module>',
+        "[rank0]: RuntimeError: DataLoader worker (pid(s) 1082) exited unexpectedly",
+    ]
+    (_, last, _) = match_document("\n".join(lines))[-1]
+    assert last.attrs["caused_by"] == "RuntimeError: DataLoader worker (pid 1082) is killed by signal: Killed."

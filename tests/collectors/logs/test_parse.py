@@ -329,17 +329,18 @@ def _settles(later: str, earlier: str, kind: Kind, after: float, too_late: float
 
 
 def test_the_eviction_managers_signal_is_named_as_its_other_lines_name_the_resource() -> None:
-    """A threshold's signal ("allocatableMemory.available", "nodefs.inodesFree") in the words the kubelet's other
-    lines use (memory, nodefs inodes); its structured conditions line as well as the 1.7-1.9 one."""
+    """A threshold's signal ("allocatableMemory.available", "nodefs.inodesFree") as the kubelet names its resource
+    (memory, inodes, ephemeral-storage, pids); its structured conditions line as well as the 1.7-1.9 one."""
     cases = {
         "eviction manager: thresholds - reclaim not satisfied: threshold [signal=allocatableMemory.available,"
         " quantity=100Mi]": "memory",
         "eviction manager: thresholds - reclaim not satisfied: threshold [signal=nodefs.inodesFree, quantity=5%]": (
-            "nodefs inodes"
+            "inodes"
         ),
         "eviction manager: thresholds - reclaim not satisfied: threshold [signal=imagefs.available, quantity=15%]": (
-            "imagefs"
+            "ephemeral-storage"
         ),
+        "eviction manager: thresholds - reclaim not satisfied: threshold [signal=pid.available, quantity=10%]": "pids",
         'I0528 16:05:44.100000 2269385 eviction_manager.go:300] "Eviction manager: node conditions - observed"'
         " nodeCondition=[MemoryPressure]": "memory",
         "eviction manager: node conditions - observed: [DiskPressure]": "disk",
