@@ -61,7 +61,7 @@ except OSError as exc:
 open(sys.argv[1], "w").write(body + "\n# healthz: " + health + "\n")
 PY
 }
-scrape "$OUT/metrics.txt" whathappened_gpu_throttle_active
+scrape "$OUT/metrics.txt" "whathappened_gpu_throttle_active{"  # a sample, not the family's HELP line
 timeout 60 python3 bench/device/faults.py illegal-address > /dev/null 2>&1
 scrape "$OUT/metrics-after-fault.txt" 'xid="31"'
 kill $exporter; wait $exporter

@@ -31,6 +31,10 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Any
+
+# a kernel writing to an unmapped address (the driver's Xid 31, CUDA's illegal address)
+WILD_WRITE = r'extern "C" __global__ void wild() { *(volatile int *)0x10 = 1; }'
 
 
 def oom() -> None:
@@ -47,7 +51,7 @@ def illegal_address() -> None:
     import torch
 
     x = torch.ones(4, device="cuda")
-    wild = cupy.RawKernel(r'extern "C" __global__ void wild() { *(volatile int *)0x10 = 1; }', "wild")
+    wild = cupy.RawKernel(WILD_WRITE, "wild")
     wild((1,), (1,), ())
     print((x * 2).sum().item())  # torch meets the sticky error here, as a training step would
 
@@ -151,20 +155,29 @@ def stack_overflow() -> None:
     print((x * 2).sum().item())
 
 
-def nccl_fault_worker() -> None:
+def _one_rank_after_an_all_reduce(timeout_s: int) -> Any:
+    """One rank's NCCL process group, its first all_reduce done: the tensor it reduced."""
     from datetime import timedelta
 
-    import cupy
     import torch
     import torch.distributed as dist
 
     torch.cuda.set_device(0)
-    dist.init_process_group("nccl", timeout=timedelta(seconds=30))
+    dist.init_process_group("nccl", timeout=timedelta(seconds=timeout_s))
     x = torch.ones(1 << 20, device="cuda")
     dist.all_reduce(x)
     torch.cuda.synchronize()
     print("first all_reduce done", flush=True)
-    wild = cupy.RawKernel(r'extern "C" __global__ void wild() { *(volatile int *)0x10 = 1; }', "wild")
+    return x
+
+
+def nccl_fault_worker() -> None:
+    import cupy
+    import torch
+    import torch.distributed as dist
+
+    x = _one_rank_after_an_all_reduce(30)
+    wild = cupy.RawKernel(WILD_WRITE, "wild")
     with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
         wild((1,), (1,), ())
     dist.all_reduce(x)
@@ -239,18 +252,11 @@ def nccl_worker() -> None:
 
 
 def nccl_hang_worker() -> None:
-    from datetime import timedelta
-
     import cupy
     import torch
     import torch.distributed as dist
 
-    torch.cuda.set_device(0)
-    dist.init_process_group("nccl", timeout=timedelta(seconds=15))
-    x = torch.ones(1 << 20, device="cuda")
-    dist.all_reduce(x)
-    torch.cuda.synchronize()
-    print("first all_reduce done", flush=True)
+    x = _one_rank_after_an_all_reduce(15)
     # A kernel stuck for 45 s ahead of the collective on its stream, as a hung peer would leave it (a kernel that
     # never ends also hung the watchdog's abort and dump: the process never died).
     spin = cupy.RawKernel(

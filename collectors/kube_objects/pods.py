@@ -154,7 +154,9 @@ def _condition_events(tl: _PodTimeline) -> None:
         elif ctype in _DISRUPTION_CONDITIONS and status == "True":
             tl.add(at, Kind.DISRUPTION_TARGET, f"{ctype} {reason}: {message}", reason=reason, message=message)
             kind = DISRUPTION_KINDS.get(reason)
-            if kind is Kind.EVICTION_API and _PREEMPTED.search(message):
+            if kind is None and ctype == "TerminationTarget" and reason.startswith("WorkloadEvicted"):
+                kind = Kind.EVICTION_API  # Kueue 0.7+: "WorkloadEvictedDueTo<the eviction's reason>"
+            if kind is Kind.EVICTION_API and (_PREEMPTED.search(message) or reason.endswith("DueToPreempted")):
                 kind = Kind.PREEMPTED  # Kueue stopping the pod to make room ("Preempted to accommodate ...")
             if kind is not None:
                 tl.add(at, kind, f"{reason}: {message}", reason=reason, message=message)

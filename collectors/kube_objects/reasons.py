@@ -34,7 +34,8 @@ _MISSING_CLAIM = _rx(
         r'persistentvolumeclaim "[^"]{1,253}" not found|unbound immediate PersistentVolumeClaims'
         # a DRA claim asking for a DeviceClass the cluster does not have (dynamicresources "request %s: device class
         # %s does not exist"): no capacity ever places it
-        r"|request [\w.-]{1,63}: device class [\w.-]{1,253} does not exist",
+        # (a prioritized list's subrequest is named "request/subrequest")
+        r"|request [\w./-]{1,127}: device class [\w.-]{1,253} does not exist",
         Kind.CONFIG_ERROR,
     ),
 )
@@ -106,8 +107,13 @@ _SCHEDULER_RACE = _rx((r"AssumePod failed|is in the cache, so can't be assumed",
 _IMAGE = r"ErrImagePull|ImagePullBackOff|Failed to pull image|pull access denied|manifest unknown|InvalidImageName|ErrImageNeverPull"
 
 
+# AKS node-problem-detector's scheduled-events plugins saying they could not ask ("IMDS query failed, exit code: 28",
+# curl's timeout) or that nothing is scheduled ("VM has no scheduled event"), under the event's own reason
+_AZURE_NOTHING_SCHEDULED = _rx((r"IMDS query failed|\bhas no scheduled event", Kind.KUBE_EVENT))
+
+
 def _azure(kind: Kind = Kind.MAINTENANCE_NOTICE) -> Reason:
-    return Reason(kind, provider="azure", notice=True)
+    return Reason(kind, refine=_AZURE_NOTHING_SCHEDULED, provider="azure", notice=True)
 
 
 def _aws(kind: Kind = Kind.MAINTENANCE_NOTICE) -> Reason:
@@ -284,7 +290,10 @@ REASONS: dict[str, Reason] = {
                 r"|runtime does not support user namespaces"
                 # ... or a runtime or snapshotter that cannot build its id-mapped root (CRI-O's "create mapped mount
                 # for %q on %q: %w", containerd's "container ID %d cannot be mapped to a host ID")
-                r"|create mapped mount for \S{1,300} on \S{1,300}: invalid argument|cannot be mapped to a host ID",
+                # (containers/storage 1.56+ names the call: "...: mount_setattr %s: invalid argument"; composefs's
+                # has no " on ")
+                r"|create mapped mount for \S{1,300}(?: on \S{1,300})?: (?:mount_setattr \S{1,300}: )?"
+                r"(?:invalid argument|operation not permitted)|cannot be mapped to a host ID",
                 Kind.CONFIG_ERROR,
             )
         ),
@@ -319,8 +328,22 @@ REASONS: dict[str, Reason] = {
     "EvictedDueToLocalQueueStopped": Reason(Kind.EVICTION_API),
     "EvictedDueToDeactivated": Reason(Kind.EVICTION_API),
     "EvictedDueToInactiveWorkload": Reason(Kind.EVICTION_API),
+    # ... or for a node of its topology-aware placement gone unhealthy with no replacement ("Workload was evicted as
+    # there was no replacement for unhealthy node(s): %s")
+    "EvictedDueToNodeFailures": Reason(Kind.EVICTION_API),
+    # and on the pod it stops (jobframework's "Stopped", with the eviction's message)
+    "Stopped": Reason(Kind.KUBE_EVENT, refine=_rx((r"^Preempted to accommodate", Kind.PREEMPTED))),
     "EvictionByEvictionAPI": Reason(Kind.EVICTION_API),
     "DeadlineExceeded": Reason(Kind.DEADLINE_EXCEEDED),
+    # Argo's workflow controller on a step that failed ("Failed node %s: %s", the pod's own message quoted): the
+    # kubelet's deadline and OOM words say so; anything else it quotes is read where the pod's status says it
+    "WorkflowNodeFailed": Reason(
+        Kind.KUBE_EVENT,
+        refine=_rx(
+            (r": Pod was active on the node longer than the specified deadline", Kind.DEADLINE_EXCEEDED),
+            (r": OOMKilled \(exit code 137\)", Kind.OOM_KILLED),
+        ),
+    ),
     "BackoffLimitExceeded": Reason(Kind.DEADLINE_EXCEEDED),
     # JobSet out of restarts ("jobset failed due to reaching max number of restarts"; before v0.5 the event's reason
     # was "Failed" and its message "ReachedMaxRestarts%!(EXTRA string=...)")
@@ -447,7 +470,14 @@ DISRUPTION_KINDS: dict[str, Kind] = {
     "DeletionByTaintManager": Kind.TAINT_EVICTION,
     "DeletionByPodGC": Kind.NODE_DELETED,
     "DeletionByGCPControllerManager": Kind.NODE_DELETED,  # GKE: "GCPControllerManager: node no longer exists"
-    "StoppedByKueue": Kind.EVICTION_API,  # Kueue's TerminationTarget condition (preempted: pods.py reads it so)
+    # Kueue's TerminationTarget condition: v0.5-v0.6's "StoppedByKueue", v0.7+'s reason of the workload's eviction
+    # ("WorkloadEvictedDueToPodsReadyTimeout", "...DueToPreempted", "WorkloadDeleted", "NoMatchingWorkload",
+    # "NotAdmitted"); a preemption where it says so (pods.py)
+    "StoppedByKueue": Kind.EVICTION_API,
+    "WorkloadEvicted": Kind.EVICTION_API,
+    "WorkloadDeleted": Kind.EVICTION_API,
+    "NoMatchingWorkload": Kind.EVICTION_API,
+    "NotAdmitted": Kind.EVICTION_API,
 }
 
 # Pod status.reason -> kind (anything else on a failed pod is POD_FAILED).

@@ -275,6 +275,7 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
         "kernel_error",
         "nvvs_error",
         "nvshmem_error",
+        "rmm_error",
     ):
         if match.group(name):
             return {"error": match.group(name)}

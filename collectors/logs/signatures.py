@@ -170,8 +170,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # (the words of those signatures on the exception's own lines, not indented: not a frame's code or a
             # message naming "CUDA_VISIBLE_DEVICES")
             r"(?![\s\S]{0,16000}?\n[^ \t\n][^\n]{0,2000}?(?:CUDA error|CUDA Error|CUDA_ERROR_|cuda runtime error"
-            r"|out of memory|OutOfMemoryError|NCCL error|ncclUnhandled|ncclSystemError|ncclInternalError"
-            r"|ncclRemoteError|DistBackendError|ECC error|Xid))"
+            r"|CUDA driver error|\[CUDA\]|CUDA-capable|cudaError|[Oo]ut of memory|OutOfMemoryError|RESOURCE_EXHAUSTED"
+            r"|NCCL error|ncclUnhandled|ncclSystemError|ncclInternalError|ncclRemoteError|DistBackendError|ECC error"
+            r"|Xid))"
         ),
         summary="a thread of the program ended on an exception (the program went on)",
         phrases=("Exception in thread",),
@@ -1497,12 +1498,18 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|(?:Open RTE|ORTE|PRTE|PRRTE) was unable to open the hostfile|A hostfile was provided that contains multiple definitions"
             r"|detected a parse error in the hostfile|unable to open host file: \S{1,300}"
             r"|ssh: Could not resolve hostname [\w.-]{1,253}:\d{1,6}:"
+            # Open MPI not finding the program it was told to start (help-orterun.txt "was unable to find the
+            # specified executable file", "could not access\nor execute an executable")
+            r"|(?:mpirun|mpiexec|prterun) was unable to find the specified executable file"
+            r"|(?:mpirun|mpiexec|prterun) was unable to launch the specified application as it could not access\b"
             r"|(?<=env:// rendezvous: )environment variable \w{1,40} expected, but not set)"
         ),
         summary="the launcher could not set up the workers: {error}",
         phrases=(
             "RuntimeEnvSetupError",
             "runtime_env setup failed",
+            "unable to find the specified executable file",
+            "could not access or execute an executable",
             "orted: command not found",
             "not enough slots available in the system",
             "are already filled",
@@ -1515,6 +1522,8 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         examples=(
             "Status message: runtime_env setup failed: Failed to set up runtime environment.",
+            "mpirun was unable to find the specified executable file, and therefore\ndid not launch the job.",
+            "mpirun was unable to launch the specified application as it could not access\nor execute an executable:",
             "ray.exceptions.RuntimeEnvSetupError: Failed to set up runtime environment.",
             "bash: orted: command not found",
             "There are not enough slots available in the system to satisfy the 16\nslots that were requested by the"
@@ -2829,7 +2838,14 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|ran out of memory trying to allocate [\d.]{1,10}[KMGT]?i?B \(rounded to \d{1,15}\)\s?requested by op"
             # MXNet's pooled storage ("cudaMalloc failed: out of memory"), glog's CHECK on cudaSuccess in Caffe and
             # others ("Check failed: error == cudaSuccess (2 vs. 0)  out of memory")
-            r"|cudaMalloc failed: out of memory|\(2 vs\. 0\)\s{1,4}out of memory"
+            r"|cudaMalloc (?:retry )?failed: out of memory|\(2 vs\. 0\)\s{1,4}out of memory"
+            # (MXNet 2's pooled storage after freeing its pool: "cudaMalloc retry failed: out of memory")
+            # ONNX Runtime's arena ("bfc_arena.cc:%d ... BFCArena::AllocateRawInternal ... Failed to allocate memory
+            # for requested buffer of size %zu"; not a size no device has, a negative one cast: the program's bug);
+            # XLA placing a constant in device memory ("Failed to allocate %d bytes for new constant")
+            r"|BFCArena::AllocateRawInternal[^\n]{0,200}? Failed to allocate memory for requested buffer of size"
+            r" \d{1,15}(?!\d)"
+            r"|Failed to allocate \d{1,15} bytes for new constant"
             # TensorRT-LLM's CUDA check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s", the call or "error"
             # and cudaGetErrorString), TensorRT failing to create an execution context ("initializeExecutionContext
             # ... Error Code 2: OutOfMemory"; the builder's failed allocations for one tactic are warnings it skips;
@@ -2953,6 +2969,9 @@ SIGNATURES: tuple[Signature, ...] = (
             "prefill tokens",
             "Failed to allocate request for",
             "cudaMalloc failed: out of memory",
+            "cudaMalloc retry failed: out of memory",
+            "Failed to allocate memory for requested buffer",
+            "bytes for new constant",
             "vs. 0) out of memory",
             "Out of memory error on GPU",
             "error(2), out of memory",
@@ -3138,6 +3157,10 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|CUDA error \d{1,4} at \S{1,300}:\d{1,6}: (?P<ggml_error>[^\n]{1,200})"
             # (vLLM's older check without "Cuda error": "Failed: %s:%d '%s'", a .cu or .cuh file's)
             r"|Failed: (?:(?i:cuda) error \S{1,300}|\S{1,300}\.cuh?):\d{1,6}(?:\s{1,4}'(?P<failed_error>[^'\n]{1,200})')?"
+            # RMM's allocator passing on the sticky error of an earlier kernel ("RMM_ALLOC: %s" in thrust's
+            # system_error)
+            r"|RMM_ALLOC: (?P<rmm_error>unspecified launch failure|an illegal memory access was encountered"
+            r"|misaligned address|an illegal instruction was encountered|device-side assert triggered)"
             # NVSHMEM's CUDA_RUNTIME_CHECK ("[%s:%d] cuda failed with %s")
             r"|\] cuda failed with (?P<nvshmem_error>(?!out of memory)[^\n]{0,200}?[^\s])[ \t]*$"
             # PointNet++'s and other extensions' CUDA_CHECK_ERRORS ("CUDA kernel failed : %s\n%s at L:%d in %s")
@@ -3196,6 +3219,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "API call",
             "custom_all_reduce.cuh",
             "cuda failed with",
+            "RMM_ALLOC",
         ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
@@ -3642,6 +3666,44 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("mpirun has exited normally after process rank 0 finished",),
     ),
     Signature(
+        # the program calling MPI wrongly, as MPI's fatal error handler reports it: Open MPI's (and Spectrum MPI's)
+        # "*** An error occurred in %s ... *** MPI_ERR_COMM: invalid communicator ... *** MPI_ERRORS_ARE_FATAL",
+        # MPICH's "Fatal error in PMPI_Allreduce: Invalid communicator, error stack:": the code's, as NCCL's
+        # invalid usage is (not MPI_ERR_OTHER, MPI_ERR_INTERN, a transport's error)
+        name="mpi-invalid-usage",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(
+            r"\*\*\* (?P<message>MPI_ERR_(?:COMM|ARG|TYPE|COUNT|RANK|TAG|BUFFER|OP|ROOT|TRUNCATE|GROUP|DIMS|TOPOLOGY)"
+            r": [^\n]{1,120})"
+            r"|Fatal error in P?MPI_\w{1,40}: (?P<mpich>Invalid (?:communicator|datatype|count|rank|root|tag|buffer"
+            r" pointer|argument|MPI_Op|MPI_Request)|Message truncated)"
+        ),
+        extract=lambda m, _t: {"message": m.group("message") or m.group("mpich")},
+        summary="MPI used wrongly: {message}",
+        phrases=(
+            "MPI_ERR_COMM",
+            "MPI_ERR_ARG",
+            "MPI_ERR_TYPE",
+            "MPI_ERR_COUNT",
+            "MPI_ERR_RANK",
+            "MPI_ERR_TAG",
+            "MPI_ERR_BUFFER",
+            "MPI_ERR_OP",
+            "MPI_ERR_ROOT",
+            "MPI_ERR_TRUNCATE",
+            "Fatal error in",
+        ),
+        fixed={"exception": "MPI invalid usage"},
+        examples=(
+            "[g32n01:32314] *** MPI_ERR_COMM: invalid communicator",
+            "Fatal error in PMPI_Allreduce: Invalid communicator, error stack:",
+        ),
+        near_misses=(
+            "[g32n01:32314] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+            "Fatal error in PMPI_Allreduce: Other MPI error, error stack:",
+        ),
+    ),
+    Signature(
         # MPICH's (and Intel MPI's) Hydra launcher after a rank ended badly (pmiserv's banner "BAD TERMINATION OF
         # ONE OF YOUR APPLICATION PROCESSES", then "PID %d RUNNING AT %s" and "EXIT CODE: %d" or "EXIT STRING"):
         # it cleans up the remaining ranks
@@ -3651,12 +3713,30 @@ SIGNATURES: tuple[Signature, ...] = (
             r"BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
             r"(?:[^\n]{0,8}\n[=\s]{0,8}PID (?P<pid>\d{1,9}) RUNNING AT (?P<host>\S{1,253}))?"
             r"(?:[^\n]{0,8}\n[=\s]{0,8}EXIT CODE: (?P<exit_code>-?\d{1,4}))?"
+            # its exit string below the banner ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault
+            # (signal 11)", macOS's "Segmentation fault: 11 (signal 11)")
+            r"(?:[\s\S]{0,400}?TERMINATED WITH THE EXIT STRING: [^\n]{0,80}?\(signal (?P<signal>\d{1,2})\))?"
+            # (the banner's lines read one by one: its exit code's and its exit string's own)
+            r"|(?m:^)=[ \t]{1,4}EXIT CODE: (?P<exit_code2>-?\d{1,4})[ \t]*$"
+            r"|(?m:^)YOUR APPLICATION TERMINATED WITH THE EXIT STRING: [^\n]{0,80}?\(signal (?P<signal2>\d{1,2})\)"
         ),
+        extract=lambda m, _t: {
+            name: int(value)
+            for name, value in (("exit_code", m.group("exit_code2")), ("signal", m.group("signal2")))
+            if value is not None
+        },
         summary="the MPI launcher (Hydra): a rank ended badly, cleaning up the others",
-        phrases=("BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",),
-        convert={"pid": int, "exit_code": int},
+        phrases=(
+            "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+            "EXIT CODE",
+            "TERMINATED WITH THE EXIT STRING",
+        ),
+        convert={"pid": int, "exit_code": int, "signal": int},
         examples=(
             "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 4821 RUNNING AT node-3\n=   EXIT CODE: 9",
+            "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 5318 RUNNING AT node-3\n=   EXIT CODE: 11\n"
+            "=   CLEANING UP REMAINING PROCESSES\n===\nYOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation"
+            " fault (signal 11)",
             "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
         ),
         near_misses=("TERMINATION OF ALL APPLICATION PROCESSES COMPLETED",),

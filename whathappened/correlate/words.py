@@ -175,6 +175,9 @@ _CRASH_SIGNALS = frozenset({4, 8, 11})
 def own_rank_failed(event: TimelineEvent) -> bool:
     if event.attrs.get("signature") in ("mpirun-rank-exited", "mpd-collective-abort"):
         return event.attrs.get("signal") in _CRASH_SIGNALS
+    if event.attrs.get("signature") == "hydra-bad-termination":
+        # Hydra's banner: its exit string's signal, or its exit code as the shell gives a signal's (128 + it)
+        return event.attrs.get("signal") in _CRASH_SIGNALS or event.attrs.get("exit_code") in CRASH_EXITS
     if event.attrs.get("signature") not in OWN_RANK_SIGNATURES or event.attrs.get("relayed"):
         return False
     code = event.attrs.get("exit_code")
@@ -312,6 +315,8 @@ def pressure_eviction(event: TimelineEvent) -> bool:
     reason, text = _reason(event), text_of(event)
     if event.kind == Kind.POD_FAILED and reason == "evicted":
         return True
+    if event.kind == Kind.POD_FAILED and not reason and "the node was low on resource: " in text:
+        return True  # the eviction manager's words where a copy of the status left the reason out (a UI's relay)
     return reason == "terminationbykubelet" and any(w in text for w in ("low on resource", "pressure", "ephemeral"))
 
 

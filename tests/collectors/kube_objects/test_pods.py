@@ -167,20 +167,24 @@ def test_generated_release_shapes_keep_their_cause(scenario: str, pod_suffix: st
 
 
 @pytest.mark.parametrize(
-    ("message", "kind"),
+    ("reason", "message", "kind"),
     [
-        ("Exceeded the PodsReady timeout default/group", Kind.EVICTION_API),
-        ("No matching Workload; restoring pod templates according to existent Workload", Kind.EVICTION_API),
-        ("Preempted to accommodate a higher priority Workload", Kind.PREEMPTED),
+        ("StoppedByKueue", "Exceeded the PodsReady timeout default/group", Kind.EVICTION_API),
+        ("StoppedByKueue", "No matching Workload; restoring pod templates according to existent Workload", Kind.EVICTION_API),
+        ("StoppedByKueue", "Preempted to accommodate a higher priority Workload", Kind.PREEMPTED),
+        # Kueue 0.7+: the eviction's own reason
+        ("WorkloadEvictedDueToPodsReadyTimeout", "Workload evicted due to a PodsReady timeout", Kind.EVICTION_API),
+        ("WorkloadEvictedDueToPreempted", "Workload evicted due to preemption", Kind.PREEMPTED),
+        ("NotAdmitted", "Not admitted by cluster queue", Kind.EVICTION_API),
     ],
-)
-def test_kueues_termination_target_is_a_controllers_stop(message: str, kind: Kind) -> None:
-    """Kueue's own condition on a pod it stops (TerminationTarget, StoppedByKueue): its eviction of the workload,
-    or a preemption where it says so."""
+)  # fmt: skip
+def test_kueues_termination_target_is_a_controllers_stop(reason: str, message: str, kind: Kind) -> None:
+    """Kueue's own condition on a pod it stops (TerminationTarget): its eviction of the workload, or a preemption
+    where it says so, in 0.5-0.6's StoppedByKueue and 0.7+'s reasons."""
     condition = {
         "type": "TerminationTarget",
         "status": "True",
-        "reason": "StoppedByKueue",
+        "reason": reason,
         "message": message,
         "lastTransitionTime": "2026-11-20T07:00:00Z",
     }

@@ -194,6 +194,8 @@ def test_a_threads_error_of_the_gpu_its_memory_or_nccl_is_read_by_its_own_signat
     cases = {
         "RuntimeError: CUDA error: misaligned address": Kind.CUDA_ERROR,
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB": Kind.CUDA_OOM,
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184"
+        " bytes.": Kind.CUDA_OOM,
         "KeyError: 'health'": Kind.LOG_LINE,
     }
     for last, kind in cases.items():
