@@ -232,6 +232,7 @@ REASONS: dict[str, Reason] = {
         ),
     ),
     "ErrImagePull": Reason(Kind.IMAGE_PULL_FAILED),
+    "FailedPullImage": Reason(Kind.IMAGE_PULL_FAILED),  # (kubelets of some distributions, for the kubelet's "Failed")
     "ImagePullBackOff": Reason(Kind.IMAGE_PULL_FAILED),
     "ErrImageNeverPull": Reason(
         Kind.IMAGE_PULL_FAILED
@@ -332,18 +333,19 @@ REASONS: dict[str, Reason] = {
     # there was no replacement for unhealthy node(s): %s")
     "EvictedDueToNodeFailures": Reason(Kind.EVICTION_API),
     # and on the pod it stops (jobframework's "Stopped", with the eviction's message)
-    "Stopped": Reason(Kind.KUBE_EVENT, refine=_rx((r"^Preempted to accommodate", Kind.PREEMPTED))),
-    "EvictionByEvictionAPI": Reason(Kind.EVICTION_API),
-    "DeadlineExceeded": Reason(Kind.DEADLINE_EXCEEDED),
-    # Argo's workflow controller on a step that failed ("Failed node %s: %s", the pod's own message quoted): the
-    # kubelet's deadline and OOM words say so; anything else it quotes is read where the pod's status says it
-    "WorkflowNodeFailed": Reason(
+    "Stopped": Reason(
         Kind.KUBE_EVENT,
         refine=_rx(
-            (r": Pod was active on the node longer than the specified deadline", Kind.DEADLINE_EXCEEDED),
-            (r": OOMKilled \(exit code 137\)", Kind.OOM_KILLED),
+            (r"^Preempted to accommodate", Kind.PREEMPTED),
+            (
+                r"^Exceeded the PodsReady timeout|^No matching Workload|^Not admitted|^The workload is deactivated"
+                r"|^Workload evicted|^Workload was evicted",
+                Kind.EVICTION_API,
+            ),
         ),
     ),
+    "EvictionByEvictionAPI": Reason(Kind.EVICTION_API),
+    "DeadlineExceeded": Reason(Kind.DEADLINE_EXCEEDED),
     "BackoffLimitExceeded": Reason(Kind.DEADLINE_EXCEEDED),
     # JobSet out of restarts ("jobset failed due to reaching max number of restarts"; before v0.5 the event's reason
     # was "Failed" and its message "ReachedMaxRestarts%!(EXTRA string=...)")

@@ -129,6 +129,8 @@ FINAL = re.compile(
     r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors|exc)\.[A-Z]\w*(?=:|$)"
     # the standard library's few that end otherwise (zipfile.BadZipFile, gzip.BadGzipFile)
     r"|(?:[A-Za-z_]\w*\.)*Bad(?:Zip|Gzip)File(?=:|$)"
+    # pyarrow's own classes (pyarrow.lib.ArrowInvalid, ArrowCapacityError is read above)
+    r"|(?:pyarrow\.lib\.)?Arrow(?:Invalid|NotImplementedError|Capacity)(?=:|$)"
     # and the socket module's lower-case ones (socket.gaierror, socket.herror, socket.timeout)
     r"|socket\.(?:gaierror|herror|timeout)(?=:|$)"
     # pynvml's class per NVML error, those the program's own calls earn (not Unknown, GpuIsLost, DriverNotLoaded:
@@ -275,7 +277,6 @@ def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:
         "kernel_error",
         "nvvs_error",
         "nvshmem_error",
-        "rmm_error",
     ):
         if match.group(name):
             return {"error": match.group(name)}

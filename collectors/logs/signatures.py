@@ -79,7 +79,9 @@ _NODE_AGENT_NAMES = (
     # "systemd-journal", journald's own name too), its cgroup-network helper
     r"|netdata|[\w-]{1,10}(?:\.d)?\.plugin|network-viewer\.|cgroup-network|systemd-journal"
     r"|datadog-agent|process-agent|trace-agent|system-probe|security-agent|telegraf"
-    r"|collectd|grafana-agent[\w-]{0,4}|alloy)"
+    r"|collectd|grafana-agent[\w-]{0,4}|alloy"
+    # a host unit's process as systemd names it before it execs its binary ("(resolved)", "(sd-pam)")
+    r"|\([\w.-]{1,13}\))"
 )
 _NODE_AGENT = r"(?!" + _NODE_AGENT_NAMES + r"[),\s])"
 
@@ -710,7 +712,8 @@ SIGNATURES: tuple[Signature, ...] = (
             # (ID: %s) because it was the most recently scheduled task")
             r"|RayOutOfMemoryError: More than \d{1,3}% of the memory on node|RayTaskError\(RayOutOfMemoryError\)"
             r"|Ray killed this worker \(ID: [0-9a-f]{8,64}\) because it was the most recently scheduled task"
-            r"|\b[1-9]\d{0,5} Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"
+            # (also wrapped by a terminal or rsyslog after its count's "(tasks /")
+            r"|\b[1-9]\d{0,5} Workers \(tasks\s{1,4}/(?:\s{1,4}actors\) killed due to memory pressure \(OOM\)|[ \t]*$)"
         ),
         summary="Ray: the memory monitor killed a worker (the node ran low on memory)",
         phrases=(
@@ -1500,8 +1503,9 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|ssh: Could not resolve hostname [\w.-]{1,253}:\d{1,6}:"
             # Open MPI not finding the program it was told to start (help-orterun.txt "was unable to find the
             # specified executable file", "could not access\nor execute an executable")
-            r"|(?:mpirun|mpiexec|prterun) was unable to find the specified executable file"
-            r"|(?:mpirun|mpiexec|prterun) was unable to launch the specified application as it could not access\b"
+            r"|(?:mpirun|mpiexec|orterun|prterun|oshrun)(?:\.real)? was unable to find the specified executable file"
+            r"|(?:mpirun|mpiexec|orterun|prterun|oshrun)(?:\.real)? was unable to launch the specified application as it"
+            r" could not (?:access|find an executable)\b"
             r"|(?<=env:// rendezvous: )environment variable \w{1,40} expected, but not set)"
         ),
         summary="the launcher could not set up the workers: {error}",
@@ -1510,6 +1514,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "runtime_env setup failed",
             "unable to find the specified executable file",
             "could not access or execute an executable",
+            "could not find an executable",
             "orted: command not found",
             "not enough slots available in the system",
             "are already filled",
@@ -1523,6 +1528,7 @@ SIGNATURES: tuple[Signature, ...] = (
         examples=(
             "Status message: runtime_env setup failed: Failed to set up runtime environment.",
             "mpirun was unable to find the specified executable file, and therefore\ndid not launch the job.",
+            "mpirun.real was unable to launch the specified application as it could not find an executable:",
             "mpirun was unable to launch the specified application as it could not access\nor execute an executable:",
             "ray.exceptions.RuntimeEnvSetupError: Failed to set up runtime environment.",
             "bash: orted: command not found",
@@ -2422,6 +2428,32 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("s6-rc: info: service init-tor: starting",),
     ),
     Signature(
+        # the container's entrypoint not runnable as the runtime starts it (runc before 1.1: "standard_init_linux.go:%d:
+        # exec user process caused \"no such file or directory\"" or "permission denied"; runc 1.1+: "exec %s: no such
+        # file or directory"), or its shell told to run a script without its execute bit ("/bin/sh: 1: %s: Permission
+        # denied"): the image's or the spec's command, the program never ran
+        name="entrypoint-not-runnable",
+        kind=Kind.CONFIG_ERROR,
+        pattern=rx(
+            r"exec user process caused:? \\?\"?(?P<error>no such file or directory|permission denied)"
+            r"|(?m:^)exec /\S{1,300}: (?P<error2>no such file or directory|permission denied)[ \t]*$"
+            r"|(?m:^)/bin/(?:ba|da)?sh: (?:\d{1,6}: |line \d{1,6}: )?/\S{1,300}\.sh: (?P<error3>Permission denied)[ \t]*$"
+        ),
+        extract=lambda m, _t: {"error": m.group("error") or m.group("error2") or m.group("error3")},
+        summary="the container's program could not be started: {error}",
+        phrases=("exec user process caused", "no such file or directory", "Permission denied"),
+        fixed={"reason": "entrypoint"},
+        examples=(
+            'standard_init_linux.go:211: exec user process caused "no such file or directory"',
+            "exec /start.sh: no such file or directory",
+            "/bin/sh: 1: /bin/fortuneloop.sh: Permission denied",
+        ),
+        near_misses=(
+            "open /data/shard-0041.tar: no such file or directory",
+            "/bin/sh: 1: cannot create /data/out.log: Permission denied",
+        ),
+    ),
+    Signature(
         # Argo Workflows' emissary (the step's entrypoint, argoexec) unable to find the step's command in the image
         # ("failed to find name in PATH: exec: %q: executable file not found in $PATH", for a path Go's LookPath
         # error: "exec: \"/bin/sh\": no such file or directory", "permission denied"), the message of the main
@@ -2840,12 +2872,13 @@ SIGNATURES: tuple[Signature, ...] = (
             # others ("Check failed: error == cudaSuccess (2 vs. 0)  out of memory")
             r"|cudaMalloc (?:retry )?failed: out of memory|\(2 vs\. 0\)\s{1,4}out of memory"
             # (MXNet 2's pooled storage after freeing its pool: "cudaMalloc retry failed: out of memory")
-            # ONNX Runtime's arena ("bfc_arena.cc:%d ... BFCArena::AllocateRawInternal ... Failed to allocate memory
-            # for requested buffer of size %zu"; not a size no device has, a negative one cast: the program's bug);
-            # XLA placing a constant in device memory ("Failed to allocate %d bytes for new constant")
-            r"|BFCArena::AllocateRawInternal[^\n]{0,200}? Failed to allocate memory for requested buffer of size"
-            r" \d{1,15}(?!\d)"
+            # XLA placing a constant in device memory ("Failed to allocate %d bytes for new constant"; not ONNX
+            # Runtime's arena, "BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer", which
+            # is the CPU provider's too and names no device)
             r"|Failed to allocate \d{1,15} bytes for new constant"
+            # old RMM's thrust allocator throwing its own rmmError_t as if a CUDA error (RMM_ERROR_OUT_OF_MEMORY, 4:
+            # CUDA 10.0's words for 4 "unspecified launch failure", 10.1+'s "driver shutting down")
+            r"|rmm_allocator::allocate\(\): RMM_ALLOC: (?:unspecified launch failure|driver shutting down)"
             # TensorRT-LLM's CUDA check ("[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s", the call or "error"
             # and cudaGetErrorString), TensorRT failing to create an execution context ("initializeExecutionContext
             # ... Error Code 2: OutOfMemory"; the builder's failed allocations for one tactic are warnings it skips;
@@ -2970,8 +3003,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "Failed to allocate request for",
             "cudaMalloc failed: out of memory",
             "cudaMalloc retry failed: out of memory",
-            "Failed to allocate memory for requested buffer",
             "bytes for new constant",
+            "RMM_ALLOC",
             "vs. 0) out of memory",
             "Out of memory error on GPU",
             "error(2), out of memory",
@@ -3109,6 +3142,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "thread 'main' panicked at 'Unable to warmup model: Generation(\"Allocation on device 0 would exceed allowed"
             " memory. (out of memory)\")', router/src/main.rs:216:18",
             "[2025-07-08 19:47:15] ERROR scheduler.py:1820: Decode out of memory. Try to lower your batch size.",
+            "  what():  rmm_allocator::allocate(): RMM_ALLOC: unspecified launch failure",
             "[07/08/2025-19:47:15] [TRT-LLM] [RANK 1] [E] Failed to initialize executor on rank 1: Executor creation"
             " failed due to insufficient GPU memory.",
         ),
@@ -3157,10 +3191,6 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|CUDA error \d{1,4} at \S{1,300}:\d{1,6}: (?P<ggml_error>[^\n]{1,200})"
             # (vLLM's older check without "Cuda error": "Failed: %s:%d '%s'", a .cu or .cuh file's)
             r"|Failed: (?:(?i:cuda) error \S{1,300}|\S{1,300}\.cuh?):\d{1,6}(?:\s{1,4}'(?P<failed_error>[^'\n]{1,200})')?"
-            # RMM's allocator passing on the sticky error of an earlier kernel ("RMM_ALLOC: %s" in thrust's
-            # system_error)
-            r"|RMM_ALLOC: (?P<rmm_error>unspecified launch failure|an illegal memory access was encountered"
-            r"|misaligned address|an illegal instruction was encountered|device-side assert triggered)"
             # NVSHMEM's CUDA_RUNTIME_CHECK ("[%s:%d] cuda failed with %s")
             r"|\] cuda failed with (?P<nvshmem_error>(?!out of memory)[^\n]{0,200}?[^\s])[ \t]*$"
             # PointNet++'s and other extensions' CUDA_CHECK_ERRORS ("CUDA kernel failed : %s\n%s at L:%d in %s")
@@ -3219,7 +3249,6 @@ SIGNATURES: tuple[Signature, ...] = (
             "API call",
             "custom_all_reduce.cuh",
             "cuda failed with",
-            "RMM_ALLOC",
         ),
         # (cuDNN and cuBLAS status codes are one token each to the analyzer)
         regexp="cudaerror[a-z]+",
@@ -3716,9 +3745,11 @@ SIGNATURES: tuple[Signature, ...] = (
             # its exit string below the banner ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault
             # (signal 11)", macOS's "Segmentation fault: 11 (signal 11)")
             r"(?:[\s\S]{0,400}?TERMINATED WITH THE EXIT STRING: [^\n]{0,80}?\(signal (?P<signal>\d{1,2})\))?"
-            # (the banner's lines read one by one: its exit code's and its exit string's own)
+            # (its exit code line read alone; MPICH 4's and Intel MPI's banner naming the signal: "=   RANK 1 PID 27494
+            # RUNNING AT node1" / "=   KILLED BY SIGNAL: 11 (Segmentation fault)", also alone; not the exit string
+            # alone: mpiexec ORs every rank's status into it)
             r"|(?m:^)=[ \t]{1,4}EXIT CODE: (?P<exit_code2>-?\d{1,4})[ \t]*$"
-            r"|(?m:^)YOUR APPLICATION TERMINATED WITH THE EXIT STRING: [^\n]{0,80}?\(signal (?P<signal2>\d{1,2})\)"
+            r"|(?m:^)=[ \t]{1,4}KILLED BY SIGNAL: (?P<signal2>\d{1,2})\b"
         ),
         extract=lambda m, _t: {
             name: int(value)
@@ -3729,7 +3760,7 @@ SIGNATURES: tuple[Signature, ...] = (
         phrases=(
             "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
             "EXIT CODE",
-            "TERMINATED WITH THE EXIT STRING",
+            "KILLED BY SIGNAL",
         ),
         convert={"pid": int, "exit_code": int, "signal": int},
         examples=(
@@ -5408,6 +5439,8 @@ SIGNATURES: tuple[Signature, ...] = (
             "?*.exc.?*",
             "?*badzipfile",
             "?*badgzipfile",
+            "?*arrowinvalid",
+            "?*arrownotimplementederror",
         ),
         examples=(
             "KeyError: 'input_ids'",
@@ -5431,6 +5464,19 @@ SIGNATURES: tuple[Signature, ...] = (
             "WARNING:root:Retrying after error: ConnectionError: Connection reset by peer",
             "from google.api_core.exceptions import Forbidden",
         ),
+    ),
+    Signature(
+        # the end of DDP's reducer error when a module has parameters the loss did not use (reducer.cpp: "Parameter
+        # indices which did not receive grad for rank %d: %s", its DETAIL "Parameters which did not receive grad for
+        # rank %d: %s"), seen without the message's head ("Expected to have finished reduction ..."): the program's
+        name="ddp-unused-parameters",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"(?P<message>Parameter(?:s| indices) which did not receive grad for rank \d{1,6}):"),
+        summary="DDP: parameters the loss did not use ({message})",
+        phrases=("did not receive grad for rank",),
+        fixed={"exception": "DDP unused parameters"},
+        examples=("Parameter indices which did not receive grad for rank 0: 0 1 2 3 4 5 6 7",),
+        near_misses=("all parameters received grad on rank 0",),
     ),
     Signature(
         # torch.distributed's collective checks (TORCH_DISTRIBUTED_DEBUG=DETAIL, ProcessGroupWrapper: "Detected

@@ -82,3 +82,36 @@ def test_a_teardown_beside_its_own_ranks_abort_names_no_peer(tmp_path: Path) -> 
     assert cause(tmp_path, *SIGTERMS, aborted) == "unknown"
     assert cause(tmp_path, timed_out, *SIGTERMS, aborted) == "nccl-timeout"
     assert cause(tmp_path, *SIGTERMS) == "peer-failure"
+
+
+BANNER = [
+    "===================================================================================",
+    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+    "=   PID 4774 RUNNING AT node-3",
+]
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (["=   EXIT CODE: 139"], "application-error"),  # SIGSEGV with a core dumped (the raw wait status, 128 | 11)
+        (["=   EXIT CODE: 11"], "application-error"),  # SIGSEGV without one
+        (["=   EXIT CODE: 9"], "peer-failure"),  # killed: the launcher's teardown of the others
+        # MPICH 4 and Intel MPI name the signal
+        (
+            ["=   RANK 1 PID 27494 RUNNING AT node1", "=   KILLED BY SIGNAL: 11 (Segmentation fault)"],
+            "application-error",
+        ),
+    ],
+)
+def test_hydras_banner_reads_a_crash_by_its_wait_status_or_signal(
+    tmp_path: Path, status: list[str], expected: str
+) -> None:
+    """Hydra prints the banner only for a rank that did not exit by itself: its EXIT CODE is the raw wait status."""
+    assert cause(tmp_path, *BANNER, *status, "=   CLEANING UP REMAINING PROCESSES") == expected
+
+
+def test_hydras_exit_string_alone_names_no_ranks_crash(tmp_path: Path) -> None:
+    """mpiexec ORs every rank's status into its exit string: SIGKILL | SIGINT prints "signal 11" too."""
+    line = "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)"
+    assert cause(tmp_path, line) == "unknown"

@@ -75,6 +75,12 @@ REACTION_EXCEPTION_WORDS = (
     # process dead for whatever killed it; XLA naming a stream an earlier error broke
     "trials did not complete",
     "unreconstructableerror",
+    # Ray's worker process gone ("WorkerCrashedError: The worker died unexpectedly while executing this task"): an
+    # OOM kill, a segfault or "ray stop", which it does not say
+    "workercrashederror",
+    # a client's probe of the instance metadata service for credentials (botocore's chain, logged at DEBUG as it
+    # moves on): no failure of the program's
+    "169.254.169.254/latest/meta-data",
     # Ray's own processes failing under the task: its node's raylet gone ("LocalRayletDiedError: The task's local
     # raylet died", 0.x's "RayletError: The Raylet died with this message"), an object that could not be fetched
     # ("ObjectFetchTimedOutError"): which of them, and why, the line does not say
@@ -170,14 +176,16 @@ CRASH_EXITS = frozenset({-4, -8, -11, 132, 136, 139})
 _ABORT_EXITS = frozenset({-6, 134})
 # the signals a program's own fault raises (SIGILL, SIGFPE, SIGSEGV), as mpirun reports a rank ended by one
 _CRASH_SIGNALS = frozenset({4, 8, 11})
+_HYDRA_CRASH_STATUSES = frozenset({*_CRASH_SIGNALS, *(128 | signal for signal in _CRASH_SIGNALS)})
 
 
 def own_rank_failed(event: TimelineEvent) -> bool:
     if event.attrs.get("signature") in ("mpirun-rank-exited", "mpd-collective-abort"):
         return event.attrs.get("signal") in _CRASH_SIGNALS
     if event.attrs.get("signature") == "hydra-bad-termination":
-        # Hydra's banner: its exit string's signal, or its exit code as the shell gives a signal's (128 + it)
-        return event.attrs.get("signal") in _CRASH_SIGNALS or event.attrs.get("exit_code") in CRASH_EXITS
+        # Hydra's banner (printed only for a rank that did not exit): its signal, or its EXIT CODE, the raw wait
+        # status (11 a SIGSEGV, 139 the same with a core dumped, 128 | 11)
+        return event.attrs.get("signal") in _CRASH_SIGNALS or event.attrs.get("exit_code") in _HYDRA_CRASH_STATUSES
     if event.attrs.get("signature") not in OWN_RANK_SIGNATURES or event.attrs.get("relayed"):
         return False
     code = event.attrs.get("exit_code")
