@@ -77,6 +77,8 @@ _REFUSED_SPEC = (
     r"|ValidatingAdmissionPolicy '[^'\n]{1,253}'(?: with binding '[^'\n]{1,253}')? denied request"
     r"|unable to validate against any (?:pod security policy|security context constraint)"
     r"|PodSecurityPolicy: unable to admit pod|\bis invalid: |error looking up service account"
+    # the Priority admission plugin: a PriorityClass that does not exist, or a system one outside its namespaces
+    r"|no PriorityClass with name \S{1,253} was found|priorityClass is not permitted in \S{1,253} namespace"
 )
 # A refusal of another object than a pod, in the words a pasted client error or a policy engine keeps: the API
 # server's '<resource>.<group> "name" is forbidden' for another resource (deployments.apps, jobs.batch), Kyverno's
@@ -158,6 +160,8 @@ REASONS: dict[str, Reason] = {
     # the Kubeflow training operator's own word for it
     "FailedCreatePod": Reason(Kind.KUBE_EVENT, refine=_CREATE_REFUSED),
     "Preempted": Reason(Kind.PREEMPTED),  # default-scheduler, on the victim
+    # Volcano's evictor ("Pod is evicted, because of %v", the action: preempt, or a queue's reclaim)
+    "Evict": Reason(Kind.KUBE_EVENT, refine=_rx((r"\bbecause of (?:preempt|reclaim)\b", Kind.PREEMPTED))),
     "Preempting": Reason(Kind.PREEMPTED),  # kubelet, critical pod admission
     # the kubelet refusing a pod the scheduler placed (its admission; the pod fails with the same reason):
     # "UnexpectedAdmissionError" (the device plugin could not allocate), "OutOf<resource>" (see classify)

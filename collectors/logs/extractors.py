@@ -119,7 +119,9 @@ FINAL = re.compile(
     # Open MPI's --tag-output ("[1,0]<stderr>:", horovodrun's gloo launcher "[2]<stderr>:"), srun's --label ("3: "),
     # a log's own timestamp ("2022-01-23 02:08:36.029 "), and pytest's mark of an exception in its report ("E   ")
     r"|[^\n]{0,80}?\[\d{1,6}(?:,\d{1,6})?\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}|E {3}"
-    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8})?"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8}"
+    # a log viewer's timestamp in full-width brackets ("【2023-07-09 22:14:41】")
+    r"|【[^】\n]{1,40}】[ \t]{0,8})?"
     # JAX's traceback filtering printing its own class before the exception it carries (0.2's "FilteredStackTrace: ",
     # later "jax._src.traceback_util.UnfilteredStackTrace: ")
     r"(?:(?:jax\.(?:_src\.)?traceback_util\.)?(?:Unfiltered|Filtered)StackTrace:[ \t]{1,8})?"
@@ -129,8 +131,8 @@ FINAL = re.compile(
     r"|(?:[A-Za-z_]\w*\.)+(?:exceptions|errors|exc)\.[A-Z]\w*(?=:|$)"
     # the standard library's few that end otherwise (zipfile.BadZipFile, gzip.BadGzipFile)
     r"|(?:[A-Za-z_]\w*\.)*Bad(?:Zip|Gzip)File(?=:|$)"
-    # pyarrow's own classes (pyarrow.lib.ArrowInvalid, ArrowCapacityError is read above)
-    r"|(?:pyarrow\.lib\.)?Arrow(?:Invalid|NotImplementedError|Capacity)(?=:|$)"
+    # pyarrow's own classes that end otherwise (pyarrow.lib.ArrowInvalid, ArrowCancelled)
+    r"|(?:pyarrow\.lib\.)?Arrow(?:Invalid|Cancelled)(?=:|$)"
     # and the socket module's lower-case ones (socket.gaierror, socket.herror, socket.timeout)
     r"|socket\.(?:gaierror|herror|timeout)(?=:|$)"
     # pynvml's class per NVML error, those the program's own calls earn (not Unknown, GpuIsLost, DriverNotLoaded:

@@ -2300,6 +2300,8 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|Monitored metric \S{1,120} = (?:nan|inf|-inf) is not finite\."
             # PyTorch-Ignite's TerminateOnNan handler ("%s: Output '%s' contains NaN or Inf. Stop training")
             r"|contains NaN or Inf\. Stop training"
+            # YOLOv5's loop ("WARNING: non-finite loss, ending training ", then its loss tensor)
+            r"|non-finite loss, ending training"
         ),
         summary="the loss or gradients went non-finite: {line}",
         # ("rerun_state_machine:Unexpected" and "ERROR:tensorflow:Model" are one token each to the analyzer)
@@ -2311,6 +2313,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "stopping training",
             "is not finite",
             "contains NaN or Inf. Stop training",
+            "non-finite loss, ending training",
         ),
         extract=whole,
         fixed={"exception": "non-finite value"},
@@ -2428,29 +2431,36 @@ SIGNATURES: tuple[Signature, ...] = (
         near_misses=("s6-rc: info: service init-tor: starting",),
     ),
     Signature(
-        # the container's entrypoint not runnable as the runtime starts it (runc before 1.1: "standard_init_linux.go:%d:
-        # exec user process caused \"no such file or directory\"" or "permission denied"; runc 1.1+: "exec %s: no such
-        # file or directory"), or its shell told to run a script without its execute bit ("/bin/sh: 1: %s: Permission
-        # denied"): the image's or the spec's command, the program never ran
+        # the container's entrypoint not runnable as the runtime or its init wrapper starts it (runc before 1.1:
+        # "standard_init_linux.go:%d: exec user process caused \"no such file or directory\"" or "permission denied";
+        # runc 1.1+: "exec %s: no such file or directory"; tini's, dumb-init's): the image's or the spec's command,
+        # the program never ran
         name="entrypoint-not-runnable",
         kind=Kind.CONFIG_ERROR,
         pattern=rx(
             r"exec user process caused:? \\?\"?(?P<error>no such file or directory|permission denied)"
             r"|(?m:^)exec /\S{1,300}: (?P<error2>no such file or directory|permission denied)[ \t]*$"
-            r"|(?m:^)/bin/(?:ba|da)?sh: (?:\d{1,6}: |line \d{1,6}: )?/\S{1,300}\.sh: (?P<error3>Permission denied)[ \t]*$"
+            # the init wrappers' own ("[FATAL tini (7)] exec /docker-entrypoint.sh failed: Permission denied",
+            # "[dumb-init] /entrypoint.sh: No such file or directory"); not a shell's "/bin/sh: 1: /x.sh: Permission
+            # denied", also a redirect or a sourced file the program goes on from
+            r"|\[FATAL tini \(\d{1,9}\)\] exec \S{1,300} failed: (?P<error3>Permission denied|No such file or directory)"
+            r"|\[dumb-init\] \S{1,300}: (?P<error4>Permission denied|No such file or directory)"
         ),
-        extract=lambda m, _t: {"error": m.group("error") or m.group("error2") or m.group("error3")},
+        extract=lambda m, _t: {
+            "error": m.group("error") or m.group("error2") or m.group("error3") or m.group("error4")
+        },
         summary="the container's program could not be started: {error}",
         phrases=("exec user process caused", "no such file or directory", "Permission denied"),
         fixed={"reason": "entrypoint"},
         examples=(
             'standard_init_linux.go:211: exec user process caused "no such file or directory"',
             "exec /start.sh: no such file or directory",
-            "/bin/sh: 1: /bin/fortuneloop.sh: Permission denied",
+            "[FATAL tini (7)] exec /docker-entrypoint.sh failed: Permission denied",
+            "[dumb-init] /entrypoint.sh: No such file or directory",
         ),
         near_misses=(
             "open /data/shard-0041.tar: no such file or directory",
-            "/bin/sh: 1: cannot create /data/out.log: Permission denied",
+            "/bin/sh: 1: /workspace/hooks/upload_ckpt.sh: Permission denied",
         ),
     ),
     Signature(
@@ -3740,8 +3750,8 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=Kind.LAUNCHER_TEARDOWN,
         pattern=rx(
             r"BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
-            r"(?:[^\n]{0,8}\n[=\s]{0,8}PID (?P<pid>\d{1,9}) RUNNING AT (?P<host>\S{1,253}))?"
-            r"(?:[^\n]{0,8}\n[=\s]{0,8}EXIT CODE: (?P<exit_code>-?\d{1,4}))?"
+            r"(?:[^\n]{0,8}\n[=\s]{0,8}(?:RANK \d{1,7} )?PID (?P<pid>\d{1,9}) RUNNING AT (?P<host>\S{1,253}))?"
+            r"(?:[^\n]{0,8}\n[=\s]{0,8}(?:EXIT CODE: (?P<exit_code>-?\d{1,4})|KILLED BY SIGNAL: (?P<killed>\d{1,2})\b))?"
             # its exit string below the banner ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault
             # (signal 11)", macOS's "Segmentation fault: 11 (signal 11)")
             r"(?:[\s\S]{0,400}?TERMINATED WITH THE EXIT STRING: [^\n]{0,80}?\(signal (?P<signal>\d{1,2})\))?"
@@ -3753,7 +3763,10 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         extract=lambda m, _t: {
             name: int(value)
-            for name, value in (("exit_code", m.group("exit_code2")), ("signal", m.group("signal2")))
+            for name, value in (
+                ("exit_code", m.group("exit_code2")),
+                ("signal", m.group("signal2") or m.group("killed")),
+            )
             if value is not None
         },
         summary="the MPI launcher (Hydra): a rank ended badly, cleaning up the others",
@@ -3762,12 +3775,14 @@ SIGNATURES: tuple[Signature, ...] = (
             "EXIT CODE",
             "KILLED BY SIGNAL",
         ),
-        convert={"pid": int, "exit_code": int, "signal": int},
+        convert={"pid": int, "exit_code": int, "signal": int, "killed": int},
         examples=(
             "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 4821 RUNNING AT node-3\n=   EXIT CODE: 9",
             "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 5318 RUNNING AT node-3\n=   EXIT CODE: 11\n"
             "=   CLEANING UP REMAINING PROCESSES\n===\nYOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation"
             " fault (signal 11)",
+            "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   RANK 1 PID 27494 RUNNING AT node1\n"
+            "=   KILLED BY SIGNAL: 11 (Segmentation fault)",
             "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
         ),
         near_misses=("TERMINATION OF ALL APPLICATION PROCESSES COMPLETED",),
@@ -4963,15 +4978,21 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         # the eviction manager over a threshold with nothing to evict ("eviction thresholds have been met, but no
-        # pods are active to evict"): its "must evict" a moment before evicted nobody (parse.SETTLED)
+        # pods are active to evict"), or no way to rank pods for the resource (1.4-1.6's "no ranking function for
+        # resource %s", it returns without evicting): its "must evict" a moment before evicted nobody (parse.SETTLED)
         name="kubelet-eviction-none-active",
         kind=None,
-        pattern=rx(r"eviction thresholds have been met, but no pods are active to evict"),
+        pattern=rx(
+            r"eviction thresholds have been met, but no pods are active to evict"
+            r"|eviction manager: no ranking function for resource \S{1,40}"
+        ),
         summary="the kubelet had no pod to evict",
-        phrases=("no pods are active to evict",),
+        phrases=("no pods are active to evict", "no ranking function for resource"),
         examples=(
             "E1010 09:05:34.484901 1 eviction_manager.go:355] eviction manager: eviction thresholds have been"
             " met, but no pods are active to evict",
+            "E0822 23:51:03.731938    2684 eviction_manager.go:230] eviction manager: no ranking function for resource"
+            " imagefs",
         ),
         near_misses=("eviction manager: pods ranked for eviction: trainer-0",),
     ),
@@ -5440,7 +5461,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "?*badzipfile",
             "?*badgzipfile",
             "?*arrowinvalid",
-            "?*arrownotimplementederror",
+            "?*arrowcancelled",
         ),
         examples=(
             "KeyError: 'input_ids'",
@@ -5464,6 +5485,23 @@ SIGNATURES: tuple[Signature, ...] = (
             "WARNING:root:Retrying after error: ConnectionError: Connection reset by peer",
             "from google.api_core.exceptions import Forbidden",
         ),
+    ),
+    Signature(
+        # tensors of one op on two devices (ATen's "Expected all tensors to be on the same device, but found at least
+        # two devices, %s and %s!", 2.6+'s "... but got %s is on %s, different from other tensors on %s"), also where
+        # a logger or a trainer's own words come before it ("GPU circuit breaker OPEN: cuda_error - Expected all
+        # ..."): the program put them there, no GPU fault
+        name="tensors-on-two-devices",
+        kind=Kind.APP_EXCEPTION,
+        pattern=rx(r"(?P<message>Expected all tensors to be on the same device)"),
+        summary="the program mixed devices in one op: {message}",
+        phrases=("Expected all tensors to be on the same device",),
+        fixed={"exception": "tensors on two devices"},
+        examples=(
+            "[ERROR] GPU circuit breaker OPEN: cuda_error - Expected all tensors to be on the same device, but got mat1"
+            " is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+        ),
+        near_misses=("moving all tensors to the same device before the step",),
     ),
     Signature(
         # the end of DDP's reducer error when a module has parameters the loss did not use (reducer.cpp: "Parameter

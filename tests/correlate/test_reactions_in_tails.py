@@ -115,3 +115,19 @@ def test_hydras_exit_string_alone_names_no_ranks_crash(tmp_path: Path) -> None:
     """mpiexec ORs every rank's status into its exit string: SIGKILL | SIGINT prints "signal 11" too."""
     line = "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)"
     assert cause(tmp_path, line) == "unknown"
+
+
+def test_mpich4s_banner_read_whole_keeps_its_signal(tmp_path: Path) -> None:
+    """MPICH 4's and Intel MPI's banner names the rank and its signal: read as one document, as a shipper's multiline
+    rule keeps it, the signal is the banner's."""
+    banner = [
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        "=   RANK 1 PID 27494 RUNNING AT node1",
+        "=   KILLED BY SIGNAL: 11 (Segmentation fault)",
+    ]
+    line = RealLine("tail", "\n".join(banner), "container-log", None, "unknown", False, "https://example.invalid")
+    scenario = load_scenario(write(line, tmp_path / "whole"))
+    collectors, missing = snapshot_collectors(scenario.path)
+    query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
+    [verdict] = explain(collectors, query, not_configured=missing).verdicts
+    assert verdict.cause == "application-error"

@@ -78,9 +78,6 @@ REACTION_EXCEPTION_WORDS = (
     # Ray's worker process gone ("WorkerCrashedError: The worker died unexpectedly while executing this task"): an
     # OOM kill, a segfault or "ray stop", which it does not say
     "workercrashederror",
-    # a client's probe of the instance metadata service for credentials (botocore's chain, logged at DEBUG as it
-    # moves on): no failure of the program's
-    "169.254.169.254/latest/meta-data",
     # Ray's own processes failing under the task: its node's raylet gone ("LocalRayletDiedError: The task's local
     # raylet died", 0.x's "RayletError: The Raylet died with this message"), an object that could not be fetched
     # ("ObjectFetchTimedOutError"): which of them, and why, the line does not say
