@@ -79,6 +79,9 @@ _REFUSED_SPEC = (
     r"|PodSecurityPolicy: unable to admit pod|\bis invalid: |error looking up service account"
     # the Priority admission plugin: a PriorityClass that does not exist, or a system one outside its namespaces
     r"|no PriorityClass with name \S{1,253} was found|priorityClass is not permitted in \S{1,253} namespace"
+    # ... or a spec giving what it computes from the class ("the integer value of priority (%d) must not be provided
+    # in pod spec; priority admission controller computed %d ...", the PreemptionPolicy's; 1.8's capitalised form)
+    r"|must not be provided in pod spec"
 )
 # A refusal of another object than a pod, in the words a pasted client error or a policy engine keeps: the API
 # server's '<resource>.<group> "name" is forbidden' for another resource (deployments.apps, jobs.batch), Kyverno's

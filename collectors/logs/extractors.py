@@ -121,7 +121,7 @@ FINAL = re.compile(
     r"|[^\n]{0,80}?\[\d{1,6}(?:,\d{1,6})?\]<std(?:err|out)>:[ \t]{0,8}|\d{1,5}:[ \t]{1,8}|E {3}"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z?:?[ \t]{1,8}"
     # a log viewer's timestamp in full-width brackets ("【2023-07-09 22:14:41】")
-    r"|【[^】\n]{1,40}】[ \t]{0,8})?"
+    r"|【\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^】\n]{0,12}】[ \t]{0,8})?"
     # JAX's traceback filtering printing its own class before the exception it carries (0.2's "FilteredStackTrace: ",
     # later "jax._src.traceback_util.UnfilteredStackTrace: ")
     r"(?:(?:jax\.(?:_src\.)?traceback_util\.)?(?:Unfiltered|Filtered)StackTrace:[ \t]{1,8})?"
@@ -252,6 +252,20 @@ def cuda_oom(_match: re.Match[str], text: str) -> Mapping[str, Any]:
     if gpu:
         attrs["gpu"] = gpu.group("gpu")
     return attrs
+
+
+def first_ints(**fields: tuple[str, ...]) -> Extractor:
+    """Integer attributes, each from the first of its groups that matched: a signature's alternatives spell one
+    field in groups of their own (a regex names a group once)."""
+
+    def extract(match: re.Match[str], _text: str) -> Mapping[str, Any]:
+        found = {
+            name: next((match.group(g) for g in groups if match.group(g) is not None), None)
+            for name, groups in fields.items()
+        }
+        return {name: int(value) for name, value in found.items() if value is not None}
+
+    return extract
 
 
 def cuda_error(match: re.Match[str], _text: str) -> Mapping[str, Any]:

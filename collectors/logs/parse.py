@@ -154,8 +154,9 @@ def match_document(text: str) -> list[tuple[int, LineMatch, str]]:
 
 
 # What tells two lines of one signature apart as two happenings, not one repeated: the error code (the driver's
-# Xid 38 then its Xid 109 on one GPU), where a launcher's SIGTERM to each worker differs only by the worker's pid
-_CODES = ("xid", "sxid")
+# Xid 38 then its Xid 109 on one GPU; Hydra's banner per rank, a SIGKILL of a peer then a SIGSEGV), where a
+# launcher's SIGTERM to each worker differs only by the worker's pid
+_CODES = ("xid", "sxid", "signal")
 
 
 def _another(last: LineMatch, hit: LineMatch) -> bool:

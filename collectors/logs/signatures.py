@@ -36,6 +36,7 @@ from whathappened.collectors.logs.extractors import (
     child_failed,
     cuda_error,
     cuda_oom,
+    first_ints,
     ib_status,
     known,
     nccl_work,
@@ -2443,8 +2444,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # the init wrappers' own ("[FATAL tini (7)] exec /docker-entrypoint.sh failed: Permission denied",
             # "[dumb-init] /entrypoint.sh: No such file or directory"); not a shell's "/bin/sh: 1: /x.sh: Permission
             # denied", also a redirect or a sourced file the program goes on from
-            r"|\[FATAL tini \(\d{1,9}\)\] exec \S{1,300} failed: (?P<error3>Permission denied|No such file or directory)"
-            r"|\[dumb-init\] \S{1,300}: (?P<error4>Permission denied|No such file or directory)"
+            r"|\[FATAL tini \(\d{1,9}\)\] exec \S{1,300} failed: (?P<error3>Permission denied|No such file or directory"
+            r"|Exec format error)"
+            r"|\[dumb-init\] \S{1,300}: (?P<error4>Permission denied|No such file or directory|Exec format error)"
         ),
         extract=lambda m, _t: {
             "error": m.group("error") or m.group("error2") or m.group("error3") or m.group("error4")
@@ -2457,6 +2459,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "exec /start.sh: no such file or directory",
             "[FATAL tini (7)] exec /docker-entrypoint.sh failed: Permission denied",
             "[dumb-init] /entrypoint.sh: No such file or directory",
+            "[FATAL tini (7)] exec /usr/local/bin/train failed: Exec format error",
         ),
         near_misses=(
             "open /data/shard-0041.tar: no such file or directory",
@@ -3663,15 +3666,9 @@ SIGNATURES: tuple[Signature, ...] = (
             # (its second line alone, where each line is a document of its own)
             r"|(?m:^)\s{0,8}exit status of rank (?P<failed_rank2>\d{1,7}): killed by signal (?P<signal2>\d{1,3})"
         ),
-        extract=lambda m, _t: {
-            key: int(value)
-            for key, value in (
-                ("failed_rank", m.group("failed_rank") or m.group("failed_rank2")),
-                ("signal", m.group("signal") or m.group("signal2")),
-                ("exit_code", m.group("exit_code")),
-            )
-            if value is not None
-        },
+        extract=first_ints(
+            failed_rank=("failed_rank", "failed_rank2"), signal=("signal", "signal2"), exit_code=("exit_code",)
+        ),
         summary="MPD: rank {failed_rank} ended and aborted the others",
         phrases=("caused collective abort of all ranks", "exit status of rank"),
         examples=(
@@ -3761,14 +3758,7 @@ SIGNATURES: tuple[Signature, ...] = (
             r"|(?m:^)=[ \t]{1,4}EXIT CODE: (?P<exit_code2>-?\d{1,4})[ \t]*$"
             r"|(?m:^)=[ \t]{1,4}KILLED BY SIGNAL: (?P<signal2>\d{1,2})\b"
         ),
-        extract=lambda m, _t: {
-            name: int(value)
-            for name, value in (
-                ("exit_code", m.group("exit_code2")),
-                ("signal", m.group("signal2") or m.group("killed")),
-            )
-            if value is not None
-        },
+        extract=first_ints(exit_code=("exit_code2",), signal=("signal2", "killed")),
         summary="the MPI launcher (Hydra): a rank ended badly, cleaning up the others",
         phrases=(
             "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
@@ -4984,15 +4974,16 @@ SIGNATURES: tuple[Signature, ...] = (
         kind=None,
         pattern=rx(
             r"eviction thresholds have been met, but no pods are active to evict"
-            r"|eviction manager: no ranking function for resource \S{1,40}"
+            r"|eviction manager: no ranking function for (?:resource|signal) \S{1,40}"
         ),
         summary="the kubelet had no pod to evict",
-        phrases=("no pods are active to evict", "no ranking function for resource"),
+        phrases=("no pods are active to evict", "no ranking function for"),
         examples=(
             "E1010 09:05:34.484901 1 eviction_manager.go:355] eviction manager: eviction thresholds have been"
             " met, but no pods are active to evict",
             "E0822 23:51:03.731938    2684 eviction_manager.go:230] eviction manager: no ranking function for resource"
             " imagefs",
+            "eviction manager: no ranking function for signal imagefs.available",
         ),
         near_misses=("eviction manager: pods ranked for eviction: trainer-0",),
     ),
@@ -5493,7 +5484,12 @@ SIGNATURES: tuple[Signature, ...] = (
         # ..."): the program put them there, no GPU fault
         name="tensors-on-two-devices",
         kind=Kind.APP_EXCEPTION,
-        pattern=rx(r"(?P<message>Expected all tensors to be on the same device)"),
+        # (not where the line says it went on: a warning, a retry, a skipped batch, a fallback, a server's "Exception
+        # during processing" it serves on after)
+        pattern=rx(
+            r"(?m:^)(?![^\n]{0,300}?(?:WARN|[Rr]etry|[Rr]etrying|[Ss]kipping|[Ff]all(?:ing)? ?back|Exception during"
+            r" processing))[^\n]{0,300}?(?P<message>Expected all tensors to be on the same device)"
+        ),
         summary="the program mixed devices in one op: {message}",
         phrases=("Expected all tensors to be on the same device",),
         fixed={"exception": "tensors on two devices"},
@@ -5501,7 +5497,12 @@ SIGNATURES: tuple[Signature, ...] = (
             "[ERROR] GPU circuit breaker OPEN: cuda_error - Expected all tensors to be on the same device, but got mat1"
             " is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
         ),
-        near_misses=("moving all tensors to the same device before the step",),
+        near_misses=(
+            "moving all tensors to the same device before the step",
+            "!!! Exception during processing !!! Expected all tensors to be on the same device, but found at least two"
+            " devices, cuda:0 and cpu!",
+            "WARNING:root:torch.compile failed (Expected all tensors to be on the same device), falling back to eager",
+        ),
     ),
     Signature(
         # the end of DDP's reducer error when a module has parameters the loss did not use (reducer.cpp: "Parameter

@@ -131,3 +131,30 @@ def test_mpich4s_banner_read_whole_keeps_its_signal(tmp_path: Path) -> None:
     query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
     [verdict] = explain(collectors, query, not_configured=missing).verdicts
     assert verdict.cause == "application-error"
+
+
+def test_mpich4s_banner_per_rank_finds_the_crash_among_the_killed(tmp_path: Path) -> None:
+    """MPICH 4 prints one banner per rank: the peers it killed in its clean-up (SIGKILL) and the rank that crashed,
+    in whatever order; each banner is read."""
+    banners = [
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        "=   RANK 0 PID 27493 RUNNING AT node1",
+        "=   KILLED BY SIGNAL: 9 (Killed)",
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        "=   RANK 1 PID 27494 RUNNING AT node1",
+        "=   KILLED BY SIGNAL: 11 (Segmentation fault)",
+    ]
+    line = RealLine("tail", "\n".join(banners), "container-log", None, "unknown", False, "https://example.invalid")
+    scenario = load_scenario(write(line, tmp_path / "whole"))
+    collectors, missing = snapshot_collectors(scenario.path)
+    query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
+    [verdict] = explain(collectors, query, not_configured=missing).verdicts
+    assert verdict.cause == "application-error"
+
+
+def test_pyarrows_cancelled_operation_is_a_signals_not_the_programs(tmp_path: Path) -> None:
+    """pyarrow raises ArrowCancelled when a SIGINT or SIGTERM reaches a long operation, as KeyboardInterrupt is."""
+    assert cause(tmp_path, "pyarrow.lib.ArrowCancelled: Operation cancelled. Detail: received signal 2") == "unknown"
+    assert cause(tmp_path, "pyarrow.lib.ArrowInvalid: JSON parse error: Column changed from number to string") == (
+        "application-error"
+    )

@@ -51,6 +51,9 @@ REACTION_EXCEPTION_WORDS = (
     "sigterm",
     "signalexception",
     "keyboardinterrupt",
+    # pyarrow's long operations stopped by a SIGINT or SIGTERM ("ArrowCancelled: Operation cancelled. Detail: received
+    # signal 2"), as KeyboardInterrupt is
+    "arrowcancelled",
     # torch.multiprocessing's report of a child killed from outside ("ProcessExitedException: process 0 terminated
     # with signal SIGKILL"): the parent relays the kill, which it did not cause
     "terminated with signal sigkill",

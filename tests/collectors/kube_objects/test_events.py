@@ -269,6 +269,7 @@ REQUIRED: list[tuple[str, str, str, Kind]] = [
     ("Evict", "Pod is evicted, because of reclaim", "Pod", Kind.PREEMPTED),
     ("FailedCreate", 'Error creating: pods "apiserver-" is forbidden: no PriorityClass with name test was found', "DaemonSet", Kind.CONFIG_ERROR),
     ("FailedCreate", 'pods "kubeip-7545b86569-" is forbidden: pods with system-cluster-critical priorityClass is not permitted in default namespace', "ReplicaSet", Kind.CONFIG_ERROR),
+    ("FailedCreate", 'pods "verify" is forbidden: the integer value of priority (0) must not be provided in pod spec; priority admission controller computed 1000000000 from the given PriorityClass name', "Job", Kind.CONFIG_ERROR),
     ("EvictedDueToPreempted", "Preempted to accommodate a workload (UID: 5f1e, JobUID: UNKNOWN) due to Fair Sharing within the cohort", "Workload", Kind.PREEMPTED),
     ("FailedScheduling", "0/2 nodes are available: request gpu: device class gpu.nvidia.com does not exist. preemption: 0/2 nodes are available", "Pod", Kind.CONFIG_ERROR),
     ("FailedCreatePodSandBox", 'Failed to create pod sandbox: rpc error: code = Unknown desc = create mapped mount for "/var/lib/containers/storage/overlay" on "/run/x": invalid argument', "Pod", Kind.CONFIG_ERROR),

@@ -289,3 +289,12 @@ def test_a_direct_cause_under_torchruns_rank_prefix_is_carried_too() -> None:
     ]
     (_, last, _) = match_document("\n".join(lines))[-1]
     assert last.attrs["caused_by"] == "RuntimeError: DataLoader worker (pid 1082) is killed by signal: Killed."
+
+
+def test_a_full_width_bracket_before_an_exception_is_a_timestamps_only() -> None:
+    """A log viewer's "【2023-07-09 22:14:41】" before an exception line is a prefix; a level in the same brackets says
+    the line is a log's, which goes on."""
+    assert kinds("【2023-07-09 22:14:41】RuntimeError: element 0 of tensors does not require grad") == [
+        Kind.APP_EXCEPTION
+    ]
+    assert kinds("【WARNING】ConnectionError: Read timed out. Retrying in 1s [Retry 1/5].") == []
