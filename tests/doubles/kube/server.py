@@ -176,6 +176,7 @@ class KubeDouble:
         """End every open watch stream mid-way."""
         with self.changes.cond:
             self.changes.drops += 1
+            self.changes.open_at_drop = self.changes.opened
             self.changes.cond.notify_all()
 
     def stop(self) -> None:
