@@ -34,10 +34,11 @@ PEER_GONE = (
 )
 
 
-def cause(tmp_path: Path, *lines: str) -> str:
+def cause(tmp_path: Path, *lines: str, split: bool = True) -> str:
+    """The verdict on a pod whose log ends with ``lines``: one document each, or one document (a multiline rule's)."""
     line = RealLine("tail", "\n".join(lines), "container-log", None, "unknown", False, "https://example.invalid")
     folder = tmp_path / f"incident-{len(list(tmp_path.iterdir()))}"  # one per call
-    scenario = load_scenario(write(line, folder, split=True))
+    scenario = load_scenario(write(line, folder, split=split))
     collectors, missing = snapshot_collectors(scenario.path)
     query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
     [verdict] = explain(collectors, query, not_configured=missing).verdicts
@@ -125,12 +126,7 @@ def test_mpich4s_banner_read_whole_keeps_its_signal(tmp_path: Path) -> None:
         "=   RANK 1 PID 27494 RUNNING AT node1",
         "=   KILLED BY SIGNAL: 11 (Segmentation fault)",
     ]
-    line = RealLine("tail", "\n".join(banner), "container-log", None, "unknown", False, "https://example.invalid")
-    scenario = load_scenario(write(line, tmp_path / "whole"))
-    collectors, missing = snapshot_collectors(scenario.path)
-    query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
-    [verdict] = explain(collectors, query, not_configured=missing).verdicts
-    assert verdict.cause == "application-error"
+    assert cause(tmp_path, *banner, split=False) == "application-error"
 
 
 def test_mpich4s_banner_per_rank_finds_the_crash_among_the_killed(tmp_path: Path) -> None:
@@ -144,12 +140,7 @@ def test_mpich4s_banner_per_rank_finds_the_crash_among_the_killed(tmp_path: Path
         "=   RANK 1 PID 27494 RUNNING AT node1",
         "=   KILLED BY SIGNAL: 11 (Segmentation fault)",
     ]
-    line = RealLine("tail", "\n".join(banners), "container-log", None, "unknown", False, "https://example.invalid")
-    scenario = load_scenario(write(line, tmp_path / "whole"))
-    collectors, missing = snapshot_collectors(scenario.path)
-    query = Query(scenario.experiment, scenario.namespace, Window(scenario.start, scenario.end))
-    [verdict] = explain(collectors, query, not_configured=missing).verdicts
-    assert verdict.cause == "application-error"
+    assert cause(tmp_path, *banners, split=False) == "application-error"
 
 
 def test_pyarrows_cancelled_operation_is_a_signals_not_the_programs(tmp_path: Path) -> None:
