@@ -176,28 +176,24 @@ def traceback(_match: re.Match[str], text: str) -> Mapping[str, Any]:
     return traceback_attrs(text)
 
 
-# (each line may carry Accelerate's "stderr: " as its test command relays the launcher's output)
-_CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is quadratic on a page of blanks
-    (
-        "failed_rank",
-        re.compile(r"^(?:std(?:err|out): )?[ \t]{0,64}rank[ \t]{0,8}:[ \t]{0,8}(\d{1,9})", re.MULTILINE),
-        int,
-    ),
+# A line of a ChildFailedError record: leading blanks fenced (an unbounded ^\s* under MULTILINE is quadratic on a
+# page of blanks), and Accelerate's "stderr: " on each line where its test command relays the launcher's output
+RECORD_LINE = r"^(?:std(?:err|out): )?[ \t]{0,64}"
+_EXIT_AND_PID = r"exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}"
+# a record's "exitcode  : %d (pid: %d)" line
+RECORD_EXIT = RECORD_LINE + _EXIT_AND_PID + r"\d{1,9}\)"
+
+
+def _field(pattern: str) -> re.Pattern[str]:
+    return re.compile(RECORD_LINE + pattern, re.MULTILINE)
+
+
+_CHILD_FIELDS = (
+    ("failed_rank", _field(r"rank[ \t]{0,8}:[ \t]{0,8}(\d{1,9})"), int),
     ("local_rank", re.compile(r"\(local_rank:[ \t]{0,8}(\d{1,9})\)"), int),
-    (
-        "exit_code",
-        re.compile(r"^(?:std(?:err|out): )?[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}(-?\d{1,9})", re.MULTILINE),
-        int,
-    ),
-    (
-        "pid",
-        re.compile(
-            r"^(?:std(?:err|out): )?[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}(\d{1,9})\)",
-            re.MULTILINE,
-        ),
-        int,
-    ),
-    ("host", re.compile(r"^(?:std(?:err|out): )?[ \t]{0,64}host[ \t]{0,8}:[ \t]{0,8}(\S{1,256})", re.MULTILINE), str),
+    ("exit_code", _field(r"exitcode[ \t]{0,8}:[ \t]{0,8}(-?\d{1,9})"), int),
+    ("pid", _field(_EXIT_AND_PID + r"(\d{1,9})\)"), int),
+    ("host", _field(r"host[ \t]{0,8}:[ \t]{0,8}(\S{1,256})"), str),
     ("signal", re.compile(r"Signal \d{1,3} \((SIG[A-Z]{1,12})\) received", re.MULTILINE), str),
     ("script", re.compile(r"(?:^|: )[ \t]{0,64}(\S{1,512}) FAILED[ \t\r]{0,64}$", re.MULTILINE), str),
 )
@@ -205,7 +201,7 @@ _CHILD_FIELDS = (  # leading blanks fenced: an unbounded ^\s* under MULTILINE is
 
 # torch.distributed.elastic's ChildFailedError template prints "Failures:" (the other ranks, often the ones it sent
 # SIGTERM) before "Root Cause (first observed failure):"; the record under the latter is the one that failed first.
-_ROOT_CAUSE = re.compile(r"^(?:std(?:err|out): )?[ \t]{0,64}Root Cause \(first observed failure\):", re.MULTILINE)
+_ROOT_CAUSE = _field(r"Root Cause \(first observed failure\):")
 
 
 def child_failed(match: re.Match[str], text: str) -> Mapping[str, Any]:

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 from whathappened.collectors.logs.extractors import (
     FINAL,
+    RECORD_EXIT,
     Signature,
     checkpoint,
     child_failed,
@@ -3529,10 +3530,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # by one, or the paste cut): "exitcode  : %d (pid: %d)", "traceback : Signal %d (%s) received by PID %d"
         name="torchelastic-failure-record",
         kind=Kind.LAUNCHER_TEARDOWN,
-        pattern=rx(
-            r"^(?:std(?:err|out): )?[ \t]{0,64}exitcode[ \t]{0,8}:[ \t]{0,8}-?\d{1,9}[ \t]{0,8}\(pid:[ \t]{0,8}\d{1,9}\)",
-            re.MULTILINE,
-        ),
+        pattern=rx(RECORD_EXIT, re.MULTILINE),
         summary="torchrun: local rank failed with exit code {exit_code}",
         phrases=("exitcode",),
         extract=child_failed,
